@@ -1,0 +1,151 @@
+/* The event record: the one fixed-size unit that flows from a hook, through
+ * a thread's chunk and the drain thread, into the report. Shared by shim/
+ * (which writes it) and report/ (which reads it); it holds no pointers to
+ * strings so that writing one on the hot path is a handful of stores.
+ */
+#ifndef GT_EVENT_H
+#define GT_EVENT_H
+
+#include <stdint.h>
+
+/* SPEC §4. The order is the order of tables in every report. */
+enum gt_category {
+    GT_CAT_KERNEL,
+    GT_CAT_MEMCPY,
+    GT_CAT_MEMSET,
+    GT_CAT_MEMORY,
+    GT_CAT_COMPILE,
+    GT_CAT_MODULE,
+    GT_CAT_SYNC,
+    GT_CAT_NVTX,
+    GT_CAT_API,
+    GT_CAT_COUNT
+};
+#define GT_CAT_BIT(c) (1u << (c))
+#define GT_CAT_ALL ((1u << GT_CAT_COUNT) - 1u)
+
+/* What a record describes. Every record made by an intercepted call also
+ * feeds the `api` table (through `api`, `result`, host times). */
+enum gt_event_kind {
+    GT_EV_NONE,
+    GT_EV_API,        /* an intercepted call with no category of its own */
+    GT_EV_KERNEL,     /* u.kernel; GPU times when timed */
+    GT_EV_GRAPH,      /* graph launch: u.kernel.func holds the exec handle */
+    GT_EV_MEMCPY,     /* u.copy, bytes; GPU times when timed */
+    GT_EV_MEMSET,     /* bytes; GPU times when timed */
+    GT_EV_ALLOC,      /* u.mem, bytes */
+    GT_EV_FREE,       /* u.mem (bytes unknown to the hook: 0) */
+    GT_EV_COMPILE,    /* name = program name, u.compile, bytes = input size */
+    GT_EV_MODULE,     /* u.module, bytes = image size */
+    GT_EV_SYNC,       /* host blocked from host_start to host_end */
+    GT_EV_NVTX_PUSH,  /* u.nvtx; the range opens at host_start */
+    GT_EV_NVTX_POP,   /* u.nvtx; closes the innermost open push range */
+    GT_EV_NVTX_START, /* u.nvtx.range_id identifies the start/end pair */
+    GT_EV_NVTX_END,
+    GT_EV_NVTX_MARK,
+    GT_EV_THREAD_NAME, /* name = the thread's name, tid = the thread */
+    GT_EV_KIND_COUNT
+};
+
+/* Record flags. */
+#define GT_EVF_ASYNC 0x01u       /* stream-ordered call (copy, memset, alloc, free) */
+#define GT_EVF_GPU_TIMED 0x02u   /* gpu_start/gpu_end hold resolved GPU times */
+#define GT_EVF_GPU_PENDING 0x04u /* shim-internal: gpu_start holds an event pair handle */
+#define GT_EVF_CAPTURED 0x08u    /* issued into a stream capture: no GPU time exists */
+#define GT_EVF_BLOCKING 0x10u    /* host blocked for the GPU work: also a `sync` row */
+#define GT_EVF_RUNTIME 0x20u     /* `result` is a cudaError_t (else CUresult or the
+                                    compiler library's status) */
+#define GT_EVF_NESTED 0x40u      /* made by a driver call under a recorded runtime call:
+                                    detail only, not counted again */
+
+/* memcpy direction (SPEC §4). */
+enum gt_copy_dir { GT_DIR_HTOD, GT_DIR_DTOH, GT_DIR_DTOD, GT_DIR_HTOH, GT_DIR_PTOP, GT_DIR_COUNT };
+
+/* Host side of a copy. */
+enum gt_host_mem {
+    GT_HOST_NONE,     /* no host side (DtoD, PtoP) */
+    GT_HOST_PAGEABLE,
+    GT_HOST_PINNED,
+    GT_HOST_MANAGED,
+    GT_HOST_COUNT
+};
+
+/* What an allocation or free is of. */
+enum gt_mem_kind {
+    GT_MEM_DEVICE,
+    GT_MEM_MANAGED,
+    GT_MEM_ASYNC,  /* stream-ordered pool */
+    GT_MEM_PINNED, /* page-locked host memory (allocated or registered) */
+    GT_MEM_VMM,    /* cuMemCreate physical allocation */
+    GT_MEM_COUNT
+};
+
+/* Module image kinds (SPEC §4). */
+enum gt_image_kind { GT_IMAGE_UNKNOWN, GT_IMAGE_PTX, GT_IMAGE_CUBIN, GT_IMAGE_FATBIN, GT_IMAGE_COUNT };
+
+#define GT_NO_DEVICE 0xffffu
+
+/* 128 bytes, two cache lines. Times are CLOCK_MONOTONIC nanoseconds by the
+ * time the report sees them; the shim stores raw clock ticks in host_* and
+ * the drain thread converts them (clock.h), so the hot path never divides. */
+typedef struct gt_event {
+    uint8_t kind;    /* enum gt_event_kind */
+    uint8_t flags;   /* GT_EVF_* */
+    uint16_t device; /* CUDA device ordinal, GT_NO_DEVICE when none */
+    int32_t result;  /* the status the program saw; 0 is success in every CUDA library */
+    uint32_t api;    /* string id of the entry point ("cuLaunchKernel"), 0 = none */
+    uint32_t name;   /* string id: kernel, compiled program, NVTX message; 0 = none */
+    uint32_t error;  /* string id of the status name when result != 0 (set by the drain) */
+    uint32_t tid;    /* operating-system thread id */
+    uint64_t host_start;
+    uint64_t host_end;
+    uint64_t gpu_start; /* valid with GT_EVF_GPU_TIMED */
+    uint64_t gpu_end;
+    uint64_t bytes;
+    uint64_t stream; /* the stream handle's value, as an id; 0 = legacy default stream */
+    uint64_t seq;    /* per-thread sequence number, from 0 */
+    union {
+        struct {
+            uint64_t func; /* CUfunction/CUkernel/graph exec handle, as an id */
+            uint32_t grid[3];
+            uint32_t block[3];
+            uint32_t shmem;
+        } kernel;
+        struct {
+            uint8_t dir;      /* enum gt_copy_dir */
+            uint8_t host_mem; /* enum gt_host_mem */
+            uint8_t dims;     /* 1, 2 or 3 */
+            uint8_t peer_device_set;
+            uint16_t peer_device; /* destination device of a PtoP copy */
+        } copy;
+        struct {
+            uint64_t addr;
+            uint8_t mem_kind; /* enum gt_mem_kind */
+        } mem;
+        struct {
+            uint32_t inputs;  /* modules/inputs given to the compiler or linker */
+            uint32_t options; /* option count */
+        } compile;
+        struct {
+            uint8_t image_kind; /* enum gt_image_kind */
+        } module;
+        struct {
+            uint64_t range_id; /* start/end pairing; 0 for push/pop */
+            uint32_t domain;   /* string id of the domain name, 0 = default domain */
+            uint32_t category;
+            uint32_t color;
+        } nvtx;
+        uint8_t raw[48];
+    } u;
+} gt_event;
+
+_Static_assert(sizeof(gt_event) == 128, "gt_event must stay two cache lines");
+
+/* Names used in reports and on the command line. */
+const char *gt_category_name(enum gt_category c);
+const char *gt_copy_dir_name(enum gt_copy_dir d);
+const char *gt_host_mem_name(enum gt_host_mem h);
+const char *gt_mem_kind_name(enum gt_mem_kind k);
+const char *gt_image_kind_name(enum gt_image_kind k);
+
+#endif

@@ -1,0 +1,52 @@
+/* The report: aggregation of event records into the SPEC §5 tables, and
+ * the writers. Pure code: no CUDA, no globals, no threads of its own.
+ * gt_report_add is called by one thread at a time (the shim's drain thread);
+ * the writers run after the last add. */
+#ifndef GT_REPORT_H
+#define GT_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+#include "strtab.h"
+
+enum gt_verbosity { GT_VERB_NONE, GT_VERB_DEFAULT, GT_VERB_VERBOSE, GT_VERB_DEBUG };
+enum gt_gpu_timing { GT_GPU_TIMING_EVENTS, GT_GPU_TIMING_OFF };
+
+typedef struct gt_report_options {
+    unsigned categories; /* GT_CAT_BIT mask of enabled categories */
+    enum gt_verbosity verbosity;
+    enum gt_gpu_timing gpu_timing;
+} gt_report_options;
+
+/* What the report says about the process (SPEC §6 "process"). */
+typedef struct gt_process_info {
+    int pid;
+    int ppid;
+    const char *hostname;
+    const char *command; /* the command line, arguments separated by spaces */
+    uint64_t start_ns;   /* CLOCK_MONOTONIC */
+    uint64_t end_ns;
+} gt_process_info;
+
+typedef struct gt_report gt_report;
+
+gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names);
+void gt_report_destroy(gt_report *r);
+
+/* Folds one record (times already in ns) into the tables. */
+void gt_report_add(gt_report *r, const gt_event *ev);
+
+/* Events the shim could not store (SPEC §10: never lost silently). */
+void gt_report_add_dropped(gt_report *r, uint64_t n);
+
+uint64_t gt_report_event_count(const gt_report *r);
+
+/* SPEC §6. Returns 0, or -1 when the stream reported a write error. */
+int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out);
+
+/* The terminal summary at the report's verbosity. */
+int gt_report_write_summary(const gt_report *r, const gt_process_info *p, FILE *out);
+
+#endif
