@@ -32,16 +32,30 @@ typedef struct gt_process_info {
 
 typedef struct gt_report gt_report;
 
+/* opt NULL: every category, default verbosity, event timing. names may be
+ * NULL (every name is then empty) and must outlive the report. NULL when
+ * out of memory. */
 gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names);
 void gt_report_destroy(gt_report *r);
 
-/* Folds one record (times already in ns) into the tables. */
+/* Folds one record (times already in ns) into the tables of the enabled
+ * categories. Records of one thread must come in that thread's order. */
 void gt_report_add(gt_report *r, const gt_event *ev);
 
 /* Events the shim could not store (SPEC §10: never lost silently). */
 void gt_report_add_dropped(gt_report *r, uint64_t n);
 
 uint64_t gt_report_event_count(const gt_report *r);
+
+/* Call once after the last add and before the writers: closes the NVTX
+ * ranges still open at end_ns (the process end time; counted as open at
+ * exit) and settles records still waiting for their counterpart. Adds
+ * after it start afresh; calling it again only closes what opened since. */
+void gt_report_finish(gt_report *r, uint64_t end_ns);
+
+/* "none", "default", "verbose", "debug"; "events", "off". */
+const char *gt_verbosity_name(enum gt_verbosity v);
+const char *gt_gpu_timing_name(enum gt_gpu_timing t);
 
 /* SPEC §6. Returns 0, or -1 when the stream reported a write error. */
 int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out);

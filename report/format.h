@@ -1,0 +1,14 @@
+/* Readable units for people: three significant digits, ns/µs/ms/s and
+ * B/KiB/MiB/GiB/TiB. The result is written to buf and returned. */
+#ifndef GT_FORMAT_H
+#define GT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GT_FORMAT_CAP 32u /* enough for any value */
+
+char *gt_format_ns(uint64_t ns, char *buf, size_t cap);
+char *gt_format_bytes(uint64_t bytes, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,100 @@
+#include "gpu_busy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RING_SLOTS (2u * GT_GPU_BUSY_WINDOW)
+
+static gt_interval *at(const gt_gpu_busy *b, uint32_t i)
+{
+    return &b->ring[(b->head + i) & (RING_SLOTS - 1)];
+}
+
+static void note_gap(gt_gpu_gaps *g, uint64_t from, uint64_t to)
+{
+    uint64_t len = to - from;
+    if (len <= GT_GPU_IDLE_GAP_NS) return;
+    g->count++;
+    g->total_ns += len;
+    if (len > g->largest_ns) {
+        g->largest_ns = len;
+        g->largest_start = from;
+    }
+}
+
+static void retire_first(gt_gpu_busy *b)
+{
+    gt_interval *first = at(b, 0);
+    if (b->retired_any) note_gap(&b->retired_gaps, b->horizon, first->start);
+    b->retired_ns += first->end - first->start;
+    b->horizon = first->end;
+    b->retired_any = true;
+    b->head = (b->head + 1) & (RING_SLOTS - 1);
+    b->n--;
+}
+
+/* Intervals are disjoint and sorted, so both starts and ends increase; the
+ * search runs from the end because most records are close to in order. */
+void gt_gpu_busy_add(gt_gpu_busy *b, uint64_t start, uint64_t end)
+{
+    if (b->retired_any && start < b->horizon) {
+        uint64_t cut = (end < b->horizon ? end : b->horizon) - start;
+        b->clipped_ns += cut;
+        start += cut;
+    }
+    if (end <= start) return;
+    if (!b->ring) {
+        b->ring = malloc(RING_SLOTS * sizeof(*b->ring));
+        if (!b->ring) return;
+    }
+    b->intervals++;
+    uint32_t i = b->n;
+    while (i > 0 && at(b, i - 1)->end >= start)
+        i--;
+    uint32_t j = i;
+    while (j < b->n && at(b, j)->start <= end)
+        j++;
+    if (j == i) {
+        for (uint32_t k = b->n; k > i; k--)
+            *at(b, k) = *at(b, k - 1);
+        *at(b, i) = (gt_interval){start, end};
+        b->n++;
+    } else {
+        /* [i, j) overlap or touch the new interval: merge them into slot i */
+        gt_interval *first = at(b, i);
+        if (start < first->start) first->start = start;
+        uint64_t last_end = at(b, j - 1)->end;
+        first->end = end > last_end ? end : last_end;
+        uint32_t removed = j - i - 1;
+        for (uint32_t k = i + 1; k + removed < b->n; k++)
+            *at(b, k) = *at(b, k + removed);
+        b->n -= removed;
+    }
+    while (b->n > GT_GPU_BUSY_WINDOW)
+        retire_first(b);
+}
+
+void gt_gpu_busy_free(gt_gpu_busy *b)
+{
+    free(b->ring);
+    memset(b, 0, sizeof(*b));
+}
+
+uint64_t gt_gpu_busy_ns(const gt_gpu_busy *b)
+{
+    uint64_t total = b->retired_ns;
+    for (uint32_t i = 0; i < b->n; i++)
+        total += at(b, i)->end - at(b, i)->start;
+    return total;
+}
+
+void gt_gpu_busy_gaps(const gt_gpu_busy *b, gt_gpu_gaps *out)
+{
+    *out = b->retired_gaps;
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (i > 0)
+            note_gap(out, at(b, i - 1)->end, at(b, i)->start);
+        else if (b->retired_any)
+            note_gap(out, b->horizon, at(b, 0)->start);
+    }
+}

@@ -1,0 +1,53 @@
+/* GPU busy time: the length of the union of every GPU interval (all
+ * devices and streams), and the idle gaps between them, in bounded memory.
+ *
+ * Records arrive roughly, not exactly, in time order (each thread's records
+ * in order, threads interleaved by the drain). The latest
+ * GT_GPU_BUSY_WINDOW disjoint merged intervals are kept sorted; when there
+ * are more, the earliest is retired: its length is added to the total and
+ * its end becomes the horizon. An interval arriving later than that with a
+ * start before the horizon is clipped to it, so busy time is never counted
+ * twice; what is lost is the part of such a late interval lying in an idle
+ * gap that was already retired (the clipped time is kept in clipped_ns).
+ * The result is exact whenever records are less than GT_GPU_BUSY_WINDOW
+ * merged intervals out of order. */
+#ifndef GT_GPU_BUSY_H
+#define GT_GPU_BUSY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GT_GPU_BUSY_WINDOW 1024u
+#define GT_GPU_IDLE_GAP_NS 1000000ull /* SPEC §8 gpu-idle: gaps over 1 ms */
+
+typedef struct gt_interval {
+    uint64_t start;
+    uint64_t end;
+} gt_interval;
+
+/* Idle gaps longer than GT_GPU_IDLE_GAP_NS between GPU work. */
+typedef struct gt_gpu_gaps {
+    uint64_t count;
+    uint64_t total_ns;
+    uint64_t largest_ns;
+    uint64_t largest_start; /* when the largest gap began (end of the work before it) */
+} gt_gpu_gaps;
+
+typedef struct gt_gpu_busy {
+    gt_interval *ring; /* 2 * GT_GPU_BUSY_WINDOW slots, allocated on first use */
+    uint32_t head;
+    uint32_t n;
+    bool retired_any;
+    uint64_t horizon; /* end of the last retired interval */
+    uint64_t retired_ns;
+    uint64_t clipped_ns;
+    uint64_t intervals; /* intervals added */
+    gt_gpu_gaps retired_gaps;
+} gt_gpu_busy;
+
+void gt_gpu_busy_add(gt_gpu_busy *b, uint64_t start, uint64_t end);
+void gt_gpu_busy_free(gt_gpu_busy *b);
+uint64_t gt_gpu_busy_ns(const gt_gpu_busy *b);
+void gt_gpu_busy_gaps(const gt_gpu_busy *b, gt_gpu_gaps *out);
+
+#endif

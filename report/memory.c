@@ -1,0 +1,226 @@
+#include "memory.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum address_space { SPACE_DEVICE, SPACE_HOST, SPACE_VMM_HANDLE };
+
+static uint8_t space_of(uint8_t mem_kind)
+{
+    if (mem_kind == GT_MEM_PINNED) return SPACE_HOST;
+    if (mem_kind == GT_MEM_VMM) return SPACE_VMM_HANDLE;
+    return SPACE_DEVICE;
+}
+
+static int32_t device_of(const gt_event *ev)
+{
+    if (ev->u.mem.mem_kind == GT_MEM_PINNED || ev->device == GT_NO_DEVICE)
+        return GT_MEM_HOST_DEVICE;
+    return ev->device;
+}
+
+/* Devices are few: a sorted array, searched linearly. */
+static gt_mem_device *device_row(gt_memory *m, int32_t device)
+{
+    uint32_t i = 0;
+    while (i < m->ndevices && m->devices[i].device < device)
+        i++;
+    if (i < m->ndevices && m->devices[i].device == device) return &m->devices[i];
+    gt_mem_device *grown = realloc(m->devices, (m->ndevices + 1) * sizeof(*grown));
+    if (!grown) return NULL;
+    m->devices = grown;
+    memmove(&m->devices[i + 1], &m->devices[i], (m->ndevices - i) * sizeof(*grown));
+    m->ndevices++;
+    memset(&m->devices[i], 0, sizeof(*grown));
+    m->devices[i].device = device;
+    return &m->devices[i];
+}
+
+static uint32_t bucket_of(const gt_block_map *map, uint64_t addr, uint8_t space)
+{
+    uint64_t h = (addr ^ ((uint64_t)space << 61)) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32) & (map->nbuckets - 1);
+}
+
+static int rehash(gt_block_map *map, uint32_t nbuckets)
+{
+    uint32_t *buckets = calloc(nbuckets, sizeof(*buckets));
+    if (!buckets) return -1;
+    free(map->buckets);
+    map->buckets = buckets;
+    map->nbuckets = nbuckets;
+    for (uint32_t b = 0; b < map->nblocks; b++) {
+        gt_mem_block *blk = &map->blocks[b];
+        if (blk->next == UINT32_MAX) continue; /* on the free list */
+        uint32_t bucket = bucket_of(map, blk->addr, blk->space);
+        blk->next = buckets[bucket];
+        buckets[bucket] = b + 1;
+    }
+    return 0;
+}
+
+/* Unused blocks are chained through `addr` with next == UINT32_MAX. */
+static gt_mem_block *map_insert(gt_block_map *map, const gt_mem_block *value)
+{
+    if ((map->count + 1) > map->nbuckets &&
+        rehash(map, map->nbuckets ? map->nbuckets * 2 : 64) != 0)
+        return NULL;
+    uint32_t b;
+    if (map->free_list) {
+        b = map->free_list - 1;
+        map->free_list = (uint32_t)map->blocks[b].addr;
+    } else {
+        if (map->nblocks == map->capacity) {
+            uint32_t cap = map->capacity ? map->capacity * 2 : 64;
+            gt_mem_block *grown = realloc(map->blocks, cap * sizeof(*grown));
+            if (!grown) return NULL;
+            map->blocks = grown;
+            map->capacity = cap;
+        }
+        b = map->nblocks++;
+    }
+    gt_mem_block *blk = &map->blocks[b];
+    *blk = *value;
+    uint32_t bucket = bucket_of(map, blk->addr, blk->space);
+    blk->next = map->buckets[bucket];
+    map->buckets[bucket] = b + 1;
+    map->count++;
+    return blk;
+}
+
+static void map_remove(gt_block_map *map, gt_mem_block *blk)
+{
+    uint32_t b = (uint32_t)(blk - map->blocks);
+    uint32_t *link = &map->buckets[bucket_of(map, blk->addr, blk->space)];
+    while (*link != b + 1)
+        link = &map->blocks[*link - 1].next;
+    *link = blk->next;
+    blk->next = UINT32_MAX;
+    blk->addr = map->free_list;
+    map->free_list = b + 1;
+    map->count--;
+}
+
+/* The block of (addr, space) whose time is closest to `time` on the side
+ * `before` says (latest at or before it, else earliest at or after it). */
+static gt_mem_block *map_find(gt_block_map *map, uint64_t addr, uint8_t space, uint64_t time,
+                              bool before)
+{
+    if (map->count == 0) return NULL;
+    gt_mem_block *best = NULL;
+    for (uint32_t b = map->buckets[bucket_of(map, addr, space)]; b; b = map->blocks[b - 1].next) {
+        gt_mem_block *blk = &map->blocks[b - 1];
+        if (blk->addr != addr || blk->space != space) continue;
+        bool eligible = before ? blk->time <= time : blk->time >= time;
+        bool closer = !best || (before ? blk->time > best->time : blk->time < best->time);
+        if (eligible && closer) best = blk;
+    }
+    return best;
+}
+
+static void map_release(gt_block_map *map)
+{
+    free(map->blocks);
+    free(map->buckets);
+    memset(map, 0, sizeof(*map));
+}
+
+static void release_bytes(gt_mem_device *d, uint64_t bytes)
+{
+    d->frees++;
+    d->live_allocs--;
+    d->current_bytes -= bytes;
+}
+
+static void add_alloc(gt_memory *m, const gt_event *ev)
+{
+    uint8_t space = space_of(ev->u.mem.mem_kind);
+    gt_mem_block *early_free = map_find(&m->pending, ev->u.mem.addr, space, ev->host_start, false);
+    if (early_free) {
+        /* the free's row exists: it was counted there when the free arrived */
+        gt_mem_device *fd = device_row(m, early_free->device);
+        if (fd) fd->pending_frees--;
+        map_remove(&m->pending, early_free);
+    }
+    gt_mem_device *d = device_row(m, device_of(ev));
+    if (!d) return;
+    if (!early_free) {
+        gt_mem_block blk = {.addr = ev->u.mem.addr,
+                            .time = ev->host_start,
+                            .bytes = ev->bytes,
+                            .device = d->device,
+                            .space = space,
+                            .kind = ev->u.mem.mem_kind};
+        /* Without room to remember the block, forget the allocation rather
+         * than report a leak that may not be one. */
+        if (!map_insert(&m->live, &blk)) return;
+    }
+    d->allocs++;
+    d->live_allocs++;
+    d->current_bytes += ev->bytes;
+    if (d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
+    if (early_free) release_bytes(d, ev->bytes);
+}
+
+static void add_free(gt_memory *m, const gt_event *ev)
+{
+    uint8_t space = space_of(ev->u.mem.mem_kind);
+    gt_mem_block *blk = map_find(&m->live, ev->u.mem.addr, space, ev->host_start, true);
+    if (blk) {
+        gt_mem_device *d = device_row(m, blk->device);
+        if (d) release_bytes(d, blk->bytes);
+        map_remove(&m->live, blk);
+        return;
+    }
+    gt_mem_device *d = device_row(m, device_of(ev));
+    if (!d) return;
+    gt_mem_block wait = {.addr = ev->u.mem.addr,
+                         .time = ev->host_start,
+                         .device = d->device,
+                         .space = space,
+                         .kind = ev->u.mem.mem_kind};
+    if (m->pending.count < GT_MEM_PENDING_FREES && map_insert(&m->pending, &wait))
+        d->pending_frees++;
+    else
+        d->unknown_frees++;
+}
+
+void gt_memory_add(gt_memory *m, const gt_event *ev)
+{
+    if (ev->u.mem.addr == 0) return; /* freeing NULL does nothing */
+    if (ev->kind == GT_EV_ALLOC)
+        add_alloc(m, ev);
+    else if (ev->kind == GT_EV_FREE)
+        add_free(m, ev);
+}
+
+void gt_memory_free(gt_memory *m)
+{
+    map_release(&m->live);
+    map_release(&m->pending);
+    free(m->devices);
+    memset(m, 0, sizeof(*m));
+}
+
+uint64_t gt_memory_unknown_frees(const gt_mem_device *d)
+{
+    return d->unknown_frees + d->pending_frees;
+}
+
+size_t gt_memory_largest_leaks(const gt_memory *m, int32_t device, gt_mem_leak *out, size_t max)
+{
+    size_t n = 0;
+    for (uint32_t b = 0; b < m->live.nblocks && max > 0; b++) {
+        const gt_mem_block *blk = &m->live.blocks[b];
+        if (blk->next == UINT32_MAX || blk->device != device) continue;
+        if (n == max && blk->bytes <= out[n - 1].bytes) continue;
+        size_t i = n < max ? n++ : n - 1;
+        while (i > 0 && out[i - 1].bytes < blk->bytes) {
+            out[i] = out[i - 1];
+            i--;
+        }
+        out[i] = (gt_mem_leak){blk->addr, blk->bytes, blk->time, blk->kind};
+    }
+    return n;
+}

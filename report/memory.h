@@ -1,0 +1,82 @@
+/* The `memory` category: allocations and frees per device, current and
+ * peak bytes, what is still allocated at exit.
+ *
+ * Records of different threads can reach the report out of order: a free
+ * can arrive before the allocation it releases, an address can be reused
+ * before the free of its previous allocation arrives. So a free releases
+ * the live allocation of its address with the latest start time not after
+ * the free's, and a free with no such allocation waits (up to
+ * GT_MEM_PENDING_FREES) for an allocation of its address that started
+ * before it. Frees still waiting at the end, and those past the cap, are
+ * frees of unknown addresses. An allocation whose free had already arrived
+ * counts toward the peak as if it were live when it arrived. */
+#ifndef GT_MEMORY_H
+#define GT_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#define GT_MEM_PENDING_FREES 4096u
+#define GT_MEM_HOST_DEVICE (-1) /* the row of pinned host memory and device-less records */
+
+typedef struct gt_mem_device {
+    int32_t device; /* CUDA ordinal, or GT_MEM_HOST_DEVICE */
+    uint64_t allocs;
+    uint64_t frees;
+    uint64_t current_bytes;
+    uint64_t peak_bytes;
+    uint64_t live_allocs;   /* still allocated: leaked when the report is written */
+    uint64_t unknown_frees; /* frees past the pending cap */
+    uint64_t pending_frees; /* frees waiting for their allocation: unknown at the end */
+} gt_mem_device;
+
+/* A block: a live allocation, or a free waiting for its allocation. */
+typedef struct gt_mem_block {
+    uint64_t addr;
+    uint64_t time; /* host_start of the allocation or free */
+    uint64_t bytes;
+    int32_t device;
+    uint32_t next; /* chain in the bucket, block number + 1 */
+    uint8_t space; /* address space: device pointers, host pointers, VMM handles */
+    uint8_t kind;  /* enum gt_mem_kind */
+} gt_mem_block;
+
+typedef struct gt_block_map {
+    gt_mem_block *blocks;
+    uint32_t nblocks;
+    uint32_t capacity;
+    uint32_t free_list; /* reusable block number + 1 */
+    uint32_t *buckets;  /* first block number + 1 */
+    uint32_t nbuckets;
+    uint32_t count;
+} gt_block_map;
+
+typedef struct gt_memory {
+    gt_mem_device *devices;
+    uint32_t ndevices;
+    gt_block_map live;
+    gt_block_map pending;
+} gt_memory;
+
+/* A leak for the verbose listing. */
+typedef struct gt_mem_leak {
+    uint64_t addr;
+    uint64_t bytes;
+    uint64_t time;
+    uint8_t kind;
+} gt_mem_leak;
+
+/* GT_EV_ALLOC and GT_EV_FREE records that succeeded. */
+void gt_memory_add(gt_memory *m, const gt_event *ev);
+void gt_memory_free(gt_memory *m);
+
+/* Frees of unknown addresses on a device row so far. */
+uint64_t gt_memory_unknown_frees(const gt_mem_device *d);
+
+/* Fills out with the largest live allocations of a device, largest first;
+ * returns how many. */
+size_t gt_memory_largest_leaks(const gt_memory *m, int32_t device, gt_mem_leak *out, size_t max);
+
+#endif

@@ -1,0 +1,68 @@
+#include <stdlib.h>
+
+#include "aggregate.h"
+
+gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names)
+{
+    gt_report *r = calloc(1, sizeof(*r));
+    if (!r) return NULL;
+    if (opt)
+        r->opt = *opt;
+    else
+        r->opt = (gt_report_options){.categories = GT_CAT_ALL,
+                                     .verbosity = GT_VERB_DEFAULT,
+                                     .gpu_timing = GT_GPU_TIMING_EVENTS};
+    r->names = names;
+    return r;
+}
+
+void gt_report_destroy(gt_report *r)
+{
+    if (!r) return;
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++)
+        gt_table_free(&r->tables[c]);
+    gt_memory_free(&r->memory);
+    gt_nvtx_free(&r->nvtx);
+    gt_gpu_busy_free(&r->busy);
+    free(r);
+}
+
+void gt_report_add_dropped(gt_report *r, uint64_t n)
+{
+    r->dropped += n;
+}
+
+uint64_t gt_report_event_count(const gt_report *r)
+{
+    return r->events;
+}
+
+void gt_report_finish(gt_report *r, uint64_t end_ns)
+{
+    gt_nvtx_finish(&r->nvtx, &r->tables[GT_CAT_NVTX], end_ns);
+}
+
+bool gt_report_enabled(const gt_report *r, enum gt_category c)
+{
+    return (r->opt.categories & GT_CAT_BIT(c)) != 0;
+}
+
+const char *gt_verbosity_name(enum gt_verbosity v)
+{
+    switch (v) {
+    case GT_VERB_NONE:
+        return "none";
+    case GT_VERB_DEFAULT:
+        return "default";
+    case GT_VERB_VERBOSE:
+        return "verbose";
+    case GT_VERB_DEBUG:
+        return "debug";
+    }
+    return "default";
+}
+
+const char *gt_gpu_timing_name(enum gt_gpu_timing t)
+{
+    return t == GT_GPU_TIMING_OFF ? "off" : "events";
+}

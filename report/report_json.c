@@ -1,0 +1,265 @@
+/* The JSON report, SPEC §6 schema 1: the keys the schema names, in its
+ * order, then a few more after them where a table knows more (memset
+ * "async" first, as it is that table's key). Rows in report order: total
+ * time descending, ties by key. */
+#include <stdlib.h>
+
+#include "aggregate.h"
+#include "json_writer.h"
+
+#ifndef PROJECT_VERSION
+#error "PROJECT_VERSION must be defined by the build"
+#endif
+
+/* What the writer carries along: the document and whether anything was
+ * left out for want of memory. */
+typedef struct json_ctx {
+    gt_json w;
+    const gt_report *r;
+    bool incomplete;
+} json_ctx;
+
+static const char *str(const json_ctx *c, uint32_t id)
+{
+    return gt_strtab_get(c->r->names, id);
+}
+
+static void write_stats(json_ctx *c, const char *key, const gt_stats *s)
+{
+    gt_stats_summary sum;
+    gt_stats_summarize(s, &sum);
+    gt_json_key(&c->w, key);
+    gt_json_object_begin(&c->w, true);
+    gt_json_kv_uint(&c->w, "total", sum.total);
+    gt_json_kv_uint(&c->w, "avg", sum.avg);
+    gt_json_kv_uint(&c->w, "med", sum.med);
+    gt_json_kv_uint(&c->w, "min", sum.min);
+    gt_json_kv_uint(&c->w, "max", sum.max);
+    gt_json_kv_uint(&c->w, "stddev", sum.stddev);
+    gt_json_kv_uint(&c->w, "first", sum.first);
+    gt_json_kv_uint(&c->w, "rest_avg", sum.rest_avg);
+    gt_json_object_end(&c->w);
+}
+
+static void write_process(json_ctx *c, const gt_process_info *p)
+{
+    static const gt_process_info none = {0};
+    if (!p) p = &none;
+    gt_json_key(&c->w, "process");
+    gt_json_object_begin(&c->w, false);
+    gt_json_kv_int(&c->w, "pid", p->pid);
+    gt_json_kv_int(&c->w, "ppid", p->ppid);
+    gt_json_kv_string(&c->w, "hostname", p->hostname);
+    gt_json_kv_string(&c->w, "command", p->command);
+    gt_json_kv_uint(&c->w, "start_ns", p->start_ns);
+    gt_json_kv_uint(&c->w, "end_ns", p->end_ns);
+    gt_json_kv_uint(&c->w, "wall_ns", p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0);
+    gt_json_object_end(&c->w);
+}
+
+static void write_config(json_ctx *c)
+{
+    gt_json_key(&c->w, "config");
+    gt_json_object_begin(&c->w, false);
+    gt_json_kv_string(&c->w, "verbosity", gt_verbosity_name(c->r->opt.verbosity));
+    gt_json_key(&c->w, "categories");
+    gt_json_array_begin(&c->w, true);
+    for (unsigned cat = 0; cat < GT_CAT_COUNT; cat++)
+        if (gt_report_enabled(c->r, cat)) gt_json_string(&c->w, gt_category_name(cat));
+    gt_json_array_end(&c->w);
+    gt_json_kv_string(&c->w, "gpu_timing", gt_gpu_timing_name(c->r->opt.gpu_timing));
+    gt_json_object_end(&c->w);
+}
+
+static void write_totals(json_ctx *c)
+{
+    gt_json_key(&c->w, "totals");
+    gt_json_object_begin(&c->w, false);
+    gt_json_kv_uint(&c->w, "events", c->r->events);
+    gt_json_kv_uint(&c->w, "dropped", c->r->dropped);
+    gt_json_kv_uint(&c->w, "gpu_busy_ns", gt_gpu_busy_ns(&c->r->busy));
+    gt_json_object_end(&c->w);
+}
+
+static void kernel_row(json_ctx *c, const gt_row *row)
+{
+    const char *name = row->key.f[0] ? str(c, row->key.f[0]) : row->key.f[1] ? "graph" : "";
+    gt_json_kv_string(&c->w, "name", name);
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    write_stats(c, "gpu_ns", &row->time);
+    gt_json_kv_uint(&c->w, "api_ns_total", row->api_ns_total);
+}
+
+/* Bytes per GPU nanosecond is 10^9 bytes per second. */
+static double gbps(const gt_row *row)
+{
+    return row->time.total ? (double)row->timed_bytes / (double)row->time.total : 0.0;
+}
+
+static void memcpy_row(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_string(&c->w, "direction", gt_copy_dir_name(row->key.f[0]));
+    gt_json_kv_string(&c->w, "host_memory", gt_host_mem_name(row->key.f[1]));
+    gt_json_kv_bool(&c->w, "async", row->key.f[2] != 0);
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    gt_json_kv_uint(&c->w, "bytes", row->bytes);
+    write_stats(c, "gpu_ns", &row->time);
+    gt_json_key(&c->w, "gbps");
+    gt_json_fixed(&c->w, gbps(row), 3);
+}
+
+static void memset_row(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_bool(&c->w, "async", row->key.f[0] != 0);
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    gt_json_kv_uint(&c->w, "bytes", row->bytes);
+    write_stats(c, "gpu_ns", &row->time);
+}
+
+static void compile_row(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_string(&c->w, "api", str(c, row->key.f[0]));
+    gt_json_kv_string(&c->w, "name", str(c, row->key.f[1]));
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    gt_json_kv_bool(&c->w, "ok", row->key.f[2] != 0);
+    write_stats(c, "wall_ns", &row->time);
+    gt_json_kv_uint(&c->w, "bytes", row->bytes);
+}
+
+static void module_row(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_string(&c->w, "api", str(c, row->key.f[0]));
+    gt_json_kv_string(&c->w, "kind", gt_image_kind_name(row->key.f[1]));
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    gt_json_kv_uint(&c->w, "bytes", row->bytes);
+    write_stats(c, "wall_ns", &row->time);
+}
+
+static void sync_row(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_string(&c->w, "api", str(c, row->key.f[0]));
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    write_stats(c, "wall_ns", &row->time);
+}
+
+static void nvtx_row(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_string(&c->w, "domain", str(c, row->key.f[0]));
+    gt_json_kv_string(&c->w, "name", str(c, row->key.f[1]));
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    write_stats(c, "wall_ns", &row->time);
+    gt_json_kv_uint(&c->w, "gpu_ns_total", row->gpu_ns_total);
+    gt_json_kv_uint(&c->w, "gpu_span_ns_total", row->gpu_span_total);
+    gt_json_kv_int(&c->w, "level", row->level);
+}
+
+static void api_row(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_string(&c->w, "name", str(c, row->key.f[0]));
+    gt_json_kv_uint(&c->w, "calls", row->calls);
+    write_stats(c, "wall_ns", &row->time);
+    gt_json_key(&c->w, "errors");
+    gt_json_object_begin(&c->w, true);
+    for (uint32_t i = 0; i < row->nerrors; i++) {
+        const gt_api_error *e = &row->errors[i];
+        char code[32];
+        if (e->name == 0) snprintf(code, sizeof(code), "error %d", (int)e->result);
+        gt_json_kv_uint(&c->w, e->name ? str(c, e->name) : code, e->count);
+    }
+    gt_json_object_end(&c->w);
+}
+
+typedef void (*row_writer)(json_ctx *c, const gt_row *row);
+
+static void write_table(json_ctx *c, const char *key, enum gt_category cat, row_writer write_row)
+{
+    gt_json_key(&c->w, key);
+    gt_json_array_begin(&c->w, false);
+    size_t n = 0;
+    gt_sorted_row *rows = NULL;
+    if (gt_report_enabled(c->r, cat)) {
+        rows = gt_report_sorted_rows(c->r, cat, &n);
+        if (!rows && c->r->tables[cat].nrows) c->incomplete = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        gt_json_object_begin(&c->w, true);
+        write_row(c, rows[i].row);
+        gt_json_object_end(&c->w);
+    }
+    free(rows);
+    gt_json_array_end(&c->w);
+}
+
+static void write_memory(json_ctx *c)
+{
+    const gt_memory *m = &c->r->memory;
+    gt_json_key(&c->w, "memory");
+    gt_json_object_begin(&c->w, false);
+    gt_json_key(&c->w, "devices");
+    gt_json_array_begin(&c->w, false);
+    for (uint32_t i = 0; gt_report_enabled(c->r, GT_CAT_MEMORY) && i < m->ndevices; i++) {
+        const gt_mem_device *d = &m->devices[i];
+        gt_json_object_begin(&c->w, true);
+        gt_json_kv_int(&c->w, "device", d->device);
+        gt_json_kv_uint(&c->w, "allocs", d->allocs);
+        gt_json_kv_uint(&c->w, "frees", d->frees);
+        gt_json_kv_uint(&c->w, "peak_bytes", d->peak_bytes);
+        gt_json_kv_uint(&c->w, "current_bytes", d->current_bytes);
+        gt_json_kv_uint(&c->w, "leaked_allocs", d->live_allocs);
+        gt_json_kv_uint(&c->w, "leaked_bytes", d->current_bytes);
+        gt_json_kv_uint(&c->w, "unknown_frees", gt_memory_unknown_frees(d));
+        gt_json_object_end(&c->w);
+    }
+    gt_json_array_end(&c->w);
+    gt_json_object_end(&c->w);
+}
+
+/* Advice rules (SPEC §8) add their findings here. */
+static void write_advice(json_ctx *c)
+{
+    gt_json_key(&c->w, "advice");
+    gt_json_array_begin(&c->w, false);
+    gt_json_array_end(&c->w);
+}
+
+/* What the report could not take at face value. */
+static void write_anomalies(json_ctx *c)
+{
+    const gt_nvtx_counts *n = &c->r->nvtx.counts;
+    gt_json_key(&c->w, "anomalies");
+    gt_json_object_begin(&c->w, false);
+    gt_json_kv_uint(&c->w, "nvtx_unbalanced_pops", n->unbalanced_pops);
+    gt_json_kv_uint(&c->w, "nvtx_open_at_exit", n->open_at_exit);
+    gt_json_kv_uint(&c->w, "nvtx_unmatched_ends", n->unmatched_ends);
+    gt_json_kv_uint(&c->w, "nvtx_too_deep", n->too_deep);
+    gt_json_kv_uint(&c->w, "nvtx_untracked", n->untracked);
+    gt_json_kv_uint(&c->w, "gpu_busy_clipped_ns", c->r->busy.clipped_ns);
+    gt_json_object_end(&c->w);
+}
+
+int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out)
+{
+    json_ctx c = {.r = r};
+    gt_json_init(&c.w, out);
+    gt_json_object_begin(&c.w, false);
+    gt_json_kv_string(&c.w, "tool", "gputrace");
+    gt_json_kv_uint(&c.w, "schema", 1);
+    gt_json_kv_string(&c.w, "version", PROJECT_VERSION);
+    write_process(&c, p);
+    write_config(&c);
+    write_totals(&c);
+    write_table(&c, "kernels", GT_CAT_KERNEL, kernel_row);
+    write_table(&c, "memcpy", GT_CAT_MEMCPY, memcpy_row);
+    write_table(&c, "memset", GT_CAT_MEMSET, memset_row);
+    write_memory(&c);
+    write_table(&c, "compile", GT_CAT_COMPILE, compile_row);
+    write_table(&c, "module", GT_CAT_MODULE, module_row);
+    write_table(&c, "sync", GT_CAT_SYNC, sync_row);
+    write_table(&c, "nvtx", GT_CAT_NVTX, nvtx_row);
+    write_table(&c, "api", GT_CAT_API, api_row);
+    write_advice(&c);
+    write_anomalies(&c);
+    gt_json_object_end(&c.w);
+    int rc = gt_json_finish(&c.w);
+    return rc == 0 && !c.incomplete ? 0 : -1;
+}

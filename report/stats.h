@@ -1,0 +1,54 @@
+/* Statistics of one table row's samples (SPEC §5), integers in ns.
+ *
+ * count, total, min, max, first and the mean are exact. The standard
+ * deviation is the sample standard deviation (divisor n - 1; 0 for one
+ * sample), accumulated with Welford's method. The median is exact while
+ * the row holds at most GT_STATS_EXACT_CAP samples; past that the samples
+ * move into a log-bucket histogram (histogram.h) and the median carries a
+ * relative error of at most 1/128. Memory per row: the samples kept (an
+ * array grown by doubling up to the cap), then only the histogram's used
+ * octaves. */
+#ifndef GT_STATS_H
+#define GT_STATS_H
+
+#include <stdint.h>
+
+#include "histogram.h"
+
+#define GT_STATS_EXACT_CAP 4096u
+
+typedef struct gt_stats {
+    uint64_t count;
+    uint64_t total;
+    uint64_t min;
+    uint64_t max;
+    uint64_t first;
+    double mean; /* Welford running mean and sum of squared deviations */
+    double m2;
+    uint64_t *samples; /* exact regime: every sample, in arrival order */
+    uint32_t nsamples;
+    uint32_t capacity;
+    gt_histogram *hist; /* histogram regime: set once the cap is passed */
+} gt_stats;
+
+/* The SPEC §6 STATS object; avg, med, stddev and rest_avg rounded to the
+ * nearest ns. rest_avg is the mean of the samples after the first, 0 when
+ * there is only one. Every field is 0 for a row with no samples. */
+typedef struct gt_stats_summary {
+    uint64_t count;
+    uint64_t total;
+    uint64_t avg;
+    uint64_t med;
+    uint64_t min;
+    uint64_t max;
+    uint64_t stddev;
+    uint64_t first;
+    uint64_t rest_avg;
+} gt_stats_summary;
+
+/* A zeroed gt_stats is an empty one. */
+void gt_stats_add(gt_stats *s, uint64_t v);
+void gt_stats_free(gt_stats *s);
+void gt_stats_summarize(const gt_stats *s, gt_stats_summary *out);
+
+#endif

@@ -1,0 +1,73 @@
+/* A table of rows keyed by a few small integers (string ids, enum values),
+ * one per report category. Rows live in one array (pointers to rows are
+ * invalidated by the next insertion; keep indices) and are found through
+ * an open-addressing index. Memory grows with the number of distinct keys
+ * only. */
+#ifndef GT_TABLE_H
+#define GT_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stats.h"
+#include "strtab.h"
+
+#define GT_KEY_FIELDS 4u
+
+typedef struct gt_row_key {
+    uint32_t f[GT_KEY_FIELDS]; /* meaning per category: see aggregate.h */
+} gt_row_key;
+
+/* One distinct non-success status of an `api` row. */
+typedef struct gt_api_error {
+    uint32_t name; /* string id of the status name, 0 when the shim had none */
+    int32_t result;
+    uint64_t count;
+} gt_api_error;
+
+typedef struct gt_row {
+    gt_row_key key;
+    uint64_t calls;
+    gt_stats time;           /* the row's time: GPU time or host wall time */
+    uint64_t bytes;          /* transfers, compile inputs, module images */
+    uint64_t timed_bytes;    /* bytes of the calls that have a time sample (GB/s) */
+    uint64_t api_ns_total;   /* kernels: host time of the launch calls */
+    uint64_t gpu_ns_total;   /* nvtx: GPU time of the work inside the ranges */
+    uint64_t gpu_span_total; /* nvtx: first enclosed GPU start to last GPU end, summed */
+    int32_t level;           /* nvtx: nesting depth where first seen, 0 outermost */
+    int32_t parent;          /* nvtx: row of the enclosing range where first seen, -1 none */
+    gt_api_error *errors;    /* api: distinct failures */
+    uint32_t nerrors;
+} gt_row;
+
+typedef struct gt_table {
+    gt_row *rows;
+    uint32_t nrows;
+    uint32_t capacity;
+    uint32_t *index; /* row number + 1, 0 = empty slot */
+    uint32_t index_size;
+} gt_table;
+
+/* The row of `key`, created zeroed (parent -1) when new; NULL when out of memory. */
+gt_row *gt_table_row(gt_table *t, const gt_row_key *key);
+int32_t gt_table_row_index(gt_table *t, const gt_row_key *key);
+const gt_row *gt_table_find(const gt_table *t, const gt_row_key *key);
+void gt_table_free(gt_table *t);
+uint64_t gt_table_calls(const gt_table *t);
+
+/* Counts one failure on an api row; 0, or -1 when out of memory. */
+int gt_row_add_error(gt_row *row, uint32_t name, int32_t result);
+
+/* A row in report order, with the key's string ids resolved. */
+typedef struct gt_sorted_row {
+    const gt_row *row;
+    const char *text[GT_KEY_FIELDS]; /* NULL for a field that is a number */
+} gt_sorted_row;
+
+/* The rows by time.total descending, ties by key (strings in byte order for
+ * the fields in string_fields, a GT_KEY_FIELDS bit mask; numbers otherwise).
+ * The caller frees the array; NULL with *n = 0 when empty or out of memory. */
+gt_sorted_row *gt_table_sorted(const gt_table *t, const gt_strtab *names, unsigned string_fields,
+                               size_t *n);
+
+#endif
