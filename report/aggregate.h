@@ -32,7 +32,10 @@ struct gt_report {
     gt_gpu_busy busy;
 };
 
-bool gt_report_enabled(const gt_report *r, enum gt_category c);
+static inline bool gt_report_enabled(const gt_report *r, enum gt_category c)
+{
+    return (r->opt.categories & GT_CAT_BIT(c)) != 0;
+}
 
 /* Which key fields of a category are string ids (bit i = field i). */
 unsigned gt_report_key_strings(enum gt_category c);

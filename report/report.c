@@ -42,11 +42,6 @@ void gt_report_finish(gt_report *r, uint64_t end_ns)
     gt_nvtx_finish(&r->nvtx, &r->tables[GT_CAT_NVTX], end_ns);
 }
 
-bool gt_report_enabled(const gt_report *r, enum gt_category c)
-{
-    return (r->opt.categories & GT_CAT_BIT(c)) != 0;
-}
-
 const char *gt_verbosity_name(enum gt_verbosity v)
 {
     switch (v) {

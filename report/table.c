@@ -1,17 +1,20 @@
 #include "table.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 static uint32_t hash_key(const gt_row_key *k)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (unsigned i = 0; i < GT_KEY_FIELDS; i++) {
-        h ^= k->f[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return (uint32_t)h;
+    uint64_t a = k->f[0] | (uint64_t)k->f[1] << 32;
+    uint64_t b = k->f[2] | (uint64_t)k->f[3] << 32;
+    uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    return (uint32_t)(h >> 32);
+}
+
+static bool same_key(const gt_row_key *x, const gt_row_key *y)
+{
+    return x->f[0] == y->f[0] && x->f[1] == y->f[1] && x->f[2] == y->f[2] && x->f[3] == y->f[3];
 }
 
 static uint32_t find_slot(const gt_table *t, const gt_row_key *k)
@@ -19,7 +22,7 @@ static uint32_t find_slot(const gt_table *t, const gt_row_key *k)
     uint32_t mask = t->index_size - 1;
     for (uint32_t i = hash_key(k) & mask;; i = (i + 1) & mask) {
         uint32_t v = t->index[i];
-        if (v == 0 || memcmp(&t->rows[v - 1].key, k, sizeof(*k)) == 0) return i;
+        if (v == 0 || same_key(&t->rows[v - 1].key, k)) return i;
     }
 }
 

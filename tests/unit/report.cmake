@@ -1,0 +1,13 @@
+# Unit tests of the pure report code (report/).
+find_package(Threads REQUIRED)
+
+foreach(_t stats strtab aggregate gpu_busy memory nvtx output json)
+  gt_unit_test(report_${_t} SOURCES test_report_${_t}.c LIBS gt_report Threads::Threads
+               LABELS report)
+endforeach()
+
+# The JSON report parsed back by python3's json module, hostile names included.
+add_test(NAME unit.report_json_parse
+         COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_json_check.py
+                 $<TARGET_FILE:unit_report_json>)
+set_tests_properties(unit.report_json_parse PROPERTIES LABELS "unit;report")

@@ -1,0 +1,175 @@
+/* The memory category: per-device counts, current and peak bytes, leaks,
+ * and records that reach the report out of order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "report_events.h"
+
+static gt_memory mem;
+
+static int reset(void **unused)
+{
+    (void)unused;
+    gt_memory_free(&mem);
+    return 0;
+}
+
+static void alloc_at(uint64_t t, uint64_t addr, uint64_t bytes, uint8_t kind, uint16_t device)
+{
+    gt_event ev = mem_event(GT_EV_ALLOC, 1, t, addr, bytes, kind, device);
+    gt_memory_add(&mem, &ev);
+}
+
+static void free_at(uint64_t t, uint64_t addr, uint8_t kind, uint16_t device)
+{
+    gt_event ev = mem_event(GT_EV_FREE, 2, t, addr, 0, kind, device);
+    gt_memory_add(&mem, &ev);
+}
+
+static const gt_mem_device *device(int32_t d)
+{
+    for (uint32_t i = 0; i < mem.ndevices; i++)
+        if (mem.devices[i].device == d) return &mem.devices[i];
+    fail_msg("no row for device %d", d);
+    return NULL;
+}
+
+static void test_peak_and_leak(void **unused)
+{
+    (void)unused;
+    alloc_at(10, 0x1000, 100, GT_MEM_DEVICE, 0);
+    alloc_at(20, 0x2000, 300, GT_MEM_DEVICE, 0);
+    free_at(30, 0x1000, GT_MEM_DEVICE, 0);
+    alloc_at(40, 0x3000, 50, GT_MEM_MANAGED, 0);
+    alloc_at(50, 0x9000, 1000, GT_MEM_DEVICE, 1);
+    free_at(60, 0x9000, GT_MEM_DEVICE, 1);
+    const gt_mem_device *d0 = device(0);
+    assert_int_equal(d0->allocs, 3);
+    assert_int_equal(d0->frees, 1);
+    assert_int_equal(d0->peak_bytes, 400);
+    assert_int_equal(d0->current_bytes, 350);
+    assert_int_equal(d0->live_allocs, 2);
+    const gt_mem_device *d1 = device(1);
+    assert_int_equal(d1->peak_bytes, 1000);
+    assert_int_equal(d1->current_bytes, 0);
+    assert_int_equal(d1->live_allocs, 0);
+    assert_int_equal(mem.devices[0].device, 0); /* rows in device order */
+
+    gt_mem_leak leaks[4];
+    size_t n = gt_memory_largest_leaks(&mem, 0, leaks, 4);
+    assert_int_equal(n, 2);
+    assert_int_equal(leaks[0].addr, 0x2000);
+    assert_int_equal(leaks[0].bytes, 300);
+    assert_int_equal(leaks[1].addr, 0x3000);
+    assert_int_equal(leaks[1].kind, GT_MEM_MANAGED);
+    n = gt_memory_largest_leaks(&mem, 0, leaks, 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(leaks[0].bytes, 300);
+}
+
+/* Thread 2's free is drained before thread 1's allocation. */
+static void test_free_before_its_alloc(void **unused)
+{
+    (void)unused;
+    free_at(20, 0x5000, GT_MEM_DEVICE, 0);
+    assert_int_equal(gt_memory_unknown_frees(device(0)), 1);
+    alloc_at(10, 0x5000, 4096, GT_MEM_DEVICE, 0);
+    const gt_mem_device *d = device(0);
+    assert_int_equal(d->allocs, 1);
+    assert_int_equal(d->frees, 1);
+    assert_int_equal(d->current_bytes, 0);
+    assert_int_equal(d->live_allocs, 0);
+    assert_int_equal(d->peak_bytes, 4096);
+    assert_int_equal(gt_memory_unknown_frees(d), 0);
+}
+
+/* An address reused before the free of its first allocation arrives: the
+ * free belongs to the allocation before it in time. */
+static void test_address_reuse_out_of_order(void **unused)
+{
+    (void)unused;
+    alloc_at(10, 0x7000, 100, GT_MEM_DEVICE, 0);
+    alloc_at(30, 0x7000, 200, GT_MEM_DEVICE, 0); /* arrives before the free at 20 */
+    free_at(20, 0x7000, GT_MEM_DEVICE, 0);
+    gt_mem_leak leak;
+    assert_int_equal(gt_memory_largest_leaks(&mem, 0, &leak, 1), 1);
+    assert_int_equal(leak.bytes, 200);
+    assert_int_equal(device(0)->current_bytes, 200);
+    /* a free after the second allocation releases it */
+    free_at(40, 0x7000, GT_MEM_DEVICE, 0);
+    assert_int_equal(device(0)->current_bytes, 0);
+    assert_int_equal(device(0)->frees, 2);
+}
+
+/* A free waiting for its allocation is not matched by an allocation that
+ * started after it (that one is a new block at a reused address). */
+static void test_early_free_needs_earlier_alloc(void **unused)
+{
+    (void)unused;
+    free_at(20, 0x8000, GT_MEM_DEVICE, 0);
+    alloc_at(30, 0x8000, 64, GT_MEM_DEVICE, 0);
+    assert_int_equal(device(0)->live_allocs, 1);
+    assert_int_equal(gt_memory_unknown_frees(device(0)), 1);
+}
+
+static void test_unknown_frees_are_bounded(void **unused)
+{
+    (void)unused;
+    uint64_t n = GT_MEM_PENDING_FREES + 100;
+    for (uint64_t i = 0; i < n; i++)
+        free_at(10, 0x100000 + i * 16, GT_MEM_DEVICE, 0);
+    assert_int_equal(gt_memory_unknown_frees(device(0)), n);
+    assert_int_equal(mem.pending.count, GT_MEM_PENDING_FREES);
+    free_at(10, 0, GT_MEM_DEVICE, 0); /* freeing NULL is nothing */
+    assert_int_equal(gt_memory_unknown_frees(device(0)), n);
+}
+
+/* Pinned host memory has its own row; VMM handles and device pointers are
+ * different name spaces even when the numbers coincide. */
+static void test_address_spaces(void **unused)
+{
+    (void)unused;
+    alloc_at(10, 0x4000, 100, GT_MEM_PINNED, 0);
+    alloc_at(10, 0x4000, 200, GT_MEM_DEVICE, 0);
+    alloc_at(10, 0x4000, 400, GT_MEM_VMM, 0);
+    free_at(20, 0x4000, GT_MEM_VMM, 0);
+    assert_int_equal(device(GT_MEM_HOST_DEVICE)->current_bytes, 100);
+    assert_int_equal(device(0)->current_bytes, 200);
+    assert_int_equal(device(0)->peak_bytes, 600);
+    assert_int_equal(mem.devices[0].device, GT_MEM_HOST_DEVICE);
+}
+
+/* Many live blocks: the maps grow and every free finds its block. */
+static void test_many_blocks(void **unused)
+{
+    (void)unused;
+    enum { N = 20000 };
+    for (uint64_t i = 0; i < N; i++)
+        alloc_at(i, 0x10000000 + i * 256, 256, GT_MEM_DEVICE, 0);
+    assert_int_equal(device(0)->current_bytes, N * 256);
+    for (uint64_t i = 0; i < N; i += 2)
+        free_at(N + i, 0x10000000 + i * 256, GT_MEM_DEVICE, 0);
+    assert_int_equal(device(0)->live_allocs, N / 2);
+    assert_int_equal(gt_memory_unknown_frees(device(0)), 0);
+    for (uint64_t i = 0; i < N; i++)
+        alloc_at(3 * N + i, 0x20000000 + i * 256, 256, GT_MEM_DEVICE, 0);
+    assert_int_equal(device(0)->peak_bytes, (N / 2 + N) * 256);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_peak_and_leak, reset),
+        cmocka_unit_test_teardown(test_free_before_its_alloc, reset),
+        cmocka_unit_test_teardown(test_address_reuse_out_of_order, reset),
+        cmocka_unit_test_teardown(test_early_free_needs_earlier_alloc, reset),
+        cmocka_unit_test_teardown(test_unknown_frees_are_bounded, reset),
+        cmocka_unit_test_teardown(test_address_spaces, reset),
+        cmocka_unit_test_teardown(test_many_blocks, reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

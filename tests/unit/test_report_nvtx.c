@@ -1,0 +1,283 @@
+/* NVTX ranges: nesting, the GPU work inside them, and every way the
+ * records can be unbalanced. Driven through gt_report_add so that the
+ * order of folding is the report's own. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "report_events.h"
+
+static gt_strtab *names;
+static gt_report *r;
+
+static int setup(void **unused)
+{
+    (void)unused;
+    names = gt_strtab_create();
+    r = gt_report_create(NULL, names);
+    return r ? 0 : -1;
+}
+
+static int teardown(void **unused)
+{
+    (void)unused;
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+    return 0;
+}
+
+static void add(gt_event ev)
+{
+    gt_report_add(r, &ev);
+}
+
+static void push(uint32_t tid, uint64_t t, uint32_t domain, const char *name)
+{
+    add(nvtx_event(GT_EV_NVTX_PUSH, tid, t, domain, intern(names, name), 0));
+}
+
+static void pop(uint32_t tid, uint64_t t, uint32_t domain)
+{
+    add(nvtx_event(GT_EV_NVTX_POP, tid, t, domain, 0, 0));
+}
+
+static void start(uint32_t tid, uint64_t t, const char *name, uint64_t id)
+{
+    add(nvtx_event(GT_EV_NVTX_START, tid, t, 0, intern(names, name), id));
+}
+
+static void end(uint32_t tid, uint64_t t, uint64_t id)
+{
+    add(nvtx_event(GT_EV_NVTX_END, tid, t, 0, 0, id));
+}
+
+static void kernel(uint32_t tid, uint64_t host, uint64_t gpu_start, uint64_t gpu_end)
+{
+    add(kernel_event(intern(names, "k"), tid, host, gpu_start, gpu_end));
+}
+
+static void copy(uint32_t tid, uint64_t host, uint64_t gpu_start, uint64_t gpu_end)
+{
+    gt_event ev = host_event(GT_EV_MEMCPY, tid, host, host + 10);
+    set_gpu(&ev, gpu_start, gpu_end);
+    add(ev);
+}
+
+static const gt_row *range(uint32_t domain, const char *name)
+{
+    const gt_row *row = find_row(r, GT_CAT_NVTX, domain, intern(names, name), 0);
+    if (!row) fail_msg("no row for range %s", name);
+    return row;
+}
+
+static void test_nesting_and_gpu_time(void **unused)
+{
+    (void)unused;
+    push(1, 1000, 0, "step");
+    kernel(1, 1100, 5000, 5300);
+    push(1, 1200, 0, "solve");
+    kernel(1, 1300, 6000, 6500);
+    copy(1, 1400, 7000, 7100);
+    pop(1, 1500, 0);
+    kernel(2, 1550, 100, 900); /* another thread: not inside */
+    pop(1, 2000, 0);
+    kernel(1, 2100, 9000, 9999); /* after the ranges closed */
+
+    const gt_row *step = range(0, "step");
+    const gt_row *solve = range(0, "solve");
+    assert_int_equal(step->calls, 1);
+    assert_int_equal(step->time.total, 1000);
+    assert_int_equal(step->gpu_ns_total, 300 + 500 + 100);
+    assert_int_equal(step->gpu_span_total, 7100 - 5000);
+    assert_int_equal(step->level, 0);
+    assert_int_equal(step->parent, -1);
+    assert_int_equal(solve->time.total, 300);
+    assert_int_equal(solve->gpu_ns_total, 500 + 100);
+    assert_int_equal(solve->gpu_span_total, 7100 - 6000);
+    assert_int_equal(solve->level, 1);
+    assert_ptr_equal(&r->tables[GT_CAT_NVTX].rows[solve->parent], step);
+}
+
+/* The same name pushed repeatedly: one row, one sample per range. */
+static void test_repeated_ranges(void **unused)
+{
+    (void)unused;
+    for (uint64_t i = 0; i < 10; i++) {
+        push(1, i * 1000, 0, "iter");
+        kernel(1, i * 1000 + 10, i * 1000 + 100, i * 1000 + 150);
+        pop(1, i * 1000 + 400 + i, 0);
+    }
+    const gt_row *iter = range(0, "iter");
+    assert_int_equal(iter->calls, 10);
+    assert_int_equal(iter->time.first, 400);
+    assert_int_equal(iter->time.max, 409);
+    assert_int_equal(iter->gpu_ns_total, 500);
+}
+
+/* Domains have their own stacks; a range of one domain sees the work done
+ * inside a range of another. */
+static void test_domains_are_apart(void **unused)
+{
+    (void)unused;
+    uint32_t lib = intern(names, "mylib");
+    push(1, 0, 0, "app");
+    push(1, 10, lib, "inner");
+    kernel(1, 20, 100, 200);
+    pop(1, 30, 0); /* closes "app", not the mylib range */
+    pop(1, 40, lib);
+    const gt_row *app = range(0, "app");
+    const gt_row *inner = range(lib, "inner");
+    assert_int_equal(app->time.total, 30);
+    assert_int_equal(app->gpu_ns_total, 100);
+    assert_int_equal(inner->time.total, 30);
+    assert_int_equal(inner->gpu_ns_total, 100);
+    assert_int_equal(inner->level, 0);
+    assert_null(find_row(r, GT_CAT_NVTX, 0, intern(names, "inner"), 0));
+}
+
+static void test_unbalanced_pop(void **unused)
+{
+    (void)unused;
+    pop(1, 10, 0);
+    push(1, 20, 0, "a");
+    pop(1, 30, 0);
+    pop(1, 40, 0);
+    pop(7, 50, 0); /* a thread that never pushed */
+    assert_int_equal(r->nvtx.counts.unbalanced_pops, 3);
+    assert_int_equal(range(0, "a")->calls, 1);
+}
+
+static void test_open_at_exit(void **unused)
+{
+    (void)unused;
+    push(1, 100, 0, "main");
+    push(1, 200, 0, "phase");
+    kernel(1, 300, 1000, 1400);
+    start(2, 500, "async", 42);
+    gt_report_finish(r, 10000);
+    assert_int_equal(r->nvtx.counts.open_at_exit, 3);
+    assert_int_equal(range(0, "main")->time.total, 9900);
+    assert_int_equal(range(0, "main")->gpu_ns_total, 400);
+    assert_int_equal(range(0, "phase")->time.total, 9800);
+    assert_int_equal(range(0, "async")->time.total, 9500);
+    /* finishing again closes nothing twice */
+    gt_report_finish(r, 20000);
+    assert_int_equal(r->nvtx.counts.open_at_exit, 3);
+    assert_int_equal(range(0, "main")->calls, 1);
+}
+
+/* A start/end range ended by another thread whose end record is drained
+ * before the starting thread's kernel: the kernel, issued before the end,
+ * still belongs to the range; one issued after does not. */
+static void test_start_end_across_threads(void **unused)
+{
+    (void)unused;
+    start(1, 1000, "load", 7);
+    kernel(1, 1100, 2000, 2500);
+    end(2, 3000, 7);             /* thread 2 ends it */
+    kernel(1, 2900, 4000, 4100); /* drained late, issued before the end */
+    kernel(1, 3100, 5000, 5800); /* after the end: settles the range first */
+    const gt_row *load = range(0, "load");
+    assert_int_equal(load->calls, 1);
+    assert_int_equal(load->time.total, 2000);
+    assert_int_equal(load->gpu_ns_total, 500 + 100);
+    assert_int_equal(load->gpu_span_total, 4100 - 2000);
+}
+
+/* The end reaches the report before its start. */
+static void test_end_before_start(void **unused)
+{
+    (void)unused;
+    end(2, 5000, 9);
+    start(1, 1000, "early", 9);
+    kernel(1, 2000, 3000, 3300);
+    kernel(1, 6000, 7000, 7700); /* after the end */
+    const gt_row *early = range(0, "early");
+    assert_int_equal(early->calls, 1);
+    assert_int_equal(early->time.total, 4000);
+    assert_int_equal(early->gpu_ns_total, 300);
+    end(3, 100, 12345); /* never started */
+    gt_report_finish(r, 10000);
+    assert_int_equal(r->nvtx.counts.unmatched_ends, 1);
+    assert_int_equal(r->nvtx.counts.open_at_exit, 0);
+}
+
+static void test_start_end_on_one_thread(void **unused)
+{
+    (void)unused;
+    start(1, 100, "s", 1);
+    start(1, 200, "t", 2);
+    kernel(1, 300, 1000, 1100);
+    end(1, 400, 1);
+    kernel(1, 500, 2000, 2200);
+    end(1, 600, 2);
+    assert_int_equal(range(0, "s")->gpu_ns_total, 100);
+    assert_int_equal(range(0, "t")->gpu_ns_total, 300);
+    assert_int_equal(range(0, "t")->time.total, 400);
+    assert_int_equal(r->nvtx.open_ranges, 0);
+    end(1, 700, 2); /* twice: waits for a start that never comes */
+    gt_report_finish(r, 1000);
+    assert_int_equal(r->nvtx.counts.unmatched_ends, 1);
+    assert_int_equal(range(0, "t")->calls, 1);
+}
+
+/* Nesting far past the cap: counted, paired, never a crash. */
+static void test_deep_nesting(void **unused)
+{
+    (void)unused;
+    unsigned depth = GT_NVTX_MAX_DEPTH + 50;
+    for (unsigned i = 0; i < depth; i++)
+        push(1, i, 0, "deep");
+    kernel(1, depth, 10, 20);
+    for (unsigned i = 0; i < depth; i++)
+        pop(1, 1000 + i, 0);
+    assert_int_equal(r->nvtx.counts.too_deep, 50);
+    assert_int_equal(r->nvtx.counts.unbalanced_pops, 0);
+    const gt_row *deep = range(0, "deep");
+    assert_int_equal(deep->calls, GT_NVTX_MAX_DEPTH);
+    /* every tracked level saw the kernel through its children */
+    assert_int_equal(deep->gpu_ns_total, 10 * GT_NVTX_MAX_DEPTH);
+}
+
+static void test_marks_are_counted(void **unused)
+{
+    (void)unused;
+    add(nvtx_event(GT_EV_NVTX_MARK, 1, 10, 0, intern(names, "here"), 0));
+    assert_int_equal(r->nvtx.counts.marks, 1);
+    assert_int_equal(r->tables[GT_CAT_NVTX].nrows, 0);
+}
+
+/* Many threads with ranges that close: thread states do not pile up. */
+static void test_thread_states_are_released(void **unused)
+{
+    (void)unused;
+    for (uint32_t tid = 1; tid <= 1000; tid++) {
+        push(tid, tid, 0, "work");
+        pop(tid, tid + 5, 0);
+    }
+    assert_true(r->nvtx.nthreads <= 100);
+    assert_int_equal(range(0, "work")->calls, 1000);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_nesting_and_gpu_time),
+        T(test_repeated_ranges),
+        T(test_domains_are_apart),
+        T(test_unbalanced_pop),
+        T(test_open_at_exit),
+        T(test_start_end_across_threads),
+        T(test_end_before_start),
+        T(test_start_end_on_one_thread),
+        T(test_deep_nesting),
+        T(test_marks_are_counted),
+        T(test_thread_states_are_released),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
