@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
@@ -321,6 +322,32 @@ static void test_sorted_rows(void **unused)
     drop(&f);
 }
 
+/* Enough distinct names to grow the row index many times. */
+static void test_many_rows(void **unused)
+{
+    (void)unused;
+    fixture f = make(GT_CAT_ALL, GT_GPU_TIMING_EVENTS);
+    enum { N = 10000 };
+    static uint32_t ids[N];
+    char name[32];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            snprintf(name, sizeof(name), "kernel_%d", i);
+            ids[i] = intern(f.names, name);
+            gt_event ev = kernel_event(ids[i], 1, 0, 0, (uint64_t)i + 1);
+            gt_report_add(f.r, &ev);
+        }
+    }
+    assert_int_equal(f.r->tables[GT_CAT_KERNEL].nrows, N);
+    for (int i = 0; i < N; i++) {
+        const gt_row *row = find_row(f.r, GT_CAT_KERNEL, ids[i], 0, 0);
+        assert_non_null(row);
+        assert_int_equal(row->calls, 2);
+        assert_int_equal(row->time.total, 2 * ((uint64_t)i + 1));
+    }
+    drop(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_disabled_categories_stay_empty),
         cmocka_unit_test(test_failed_work_is_not_work),
         cmocka_unit_test(test_sorted_rows),
+        cmocka_unit_test(test_many_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

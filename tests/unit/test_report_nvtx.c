@@ -262,6 +262,43 @@ static void test_thread_states_are_released(void **unused)
     assert_int_equal(range(0, "work")->calls, 1000);
 }
 
+/* The id map under the ranges and threads: random sets and removals
+ * against a plain array. */
+static void test_idmap_against_array(void **unused)
+{
+    (void)unused;
+    enum { KEYS = 300 };
+    static int64_t reference[KEYS]; /* value, -1 when absent */
+    for (int i = 0; i < KEYS; i++)
+        reference[i] = -1;
+    gt_idmap m = {0};
+    uint64_t state = 11;
+    for (int op = 0; op < 200000; op++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t k = (uint32_t)(state >> 33) % KEYS;
+        uint64_t key = (uint64_t)k * 0x100000001ull; /* spread over 64 bits */
+        if ((state >> 20) % 3 == 0) {
+            gt_idmap_remove(&m, key);
+            reference[k] = -1;
+        } else {
+            assert_int_equal(gt_idmap_set(&m, key, (uint32_t)op), 0);
+            reference[k] = op;
+        }
+        if (op % 1000 == 0) {
+            uint32_t count = 0;
+            for (int i = 0; i < KEYS; i++) {
+                uint32_t v;
+                bool found = gt_idmap_get(&m, (uint64_t)i * 0x100000001ull, &v);
+                assert_int_equal(found, reference[i] >= 0);
+                if (found) assert_int_equal(v, reference[i]);
+                count += found;
+            }
+            assert_int_equal(count, m.count);
+        }
+    }
+    gt_idmap_free(&m);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -278,6 +315,7 @@ int main(void)
         T(test_deep_nesting),
         T(test_marks_are_counted),
         T(test_thread_states_are_released),
+        cmocka_unit_test(test_idmap_against_array),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
