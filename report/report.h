@@ -57,7 +57,8 @@ void gt_report_finish(gt_report *r, uint64_t end_ns);
 const char *gt_verbosity_name(enum gt_verbosity v);
 const char *gt_gpu_timing_name(enum gt_gpu_timing t);
 
-/* SPEC §6. Returns 0, or -1 when the stream reported a write error. */
+/* SPEC §6. Returns 0, or -1 after a write error or when rows had to be
+ * left out for want of memory (what was written is still valid JSON). */
 int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out);
 
 /* The terminal summary at the report's verbosity. */
