@@ -1,0 +1,108 @@
+/* The shim's consumer of the pipeline, on the draining thread: host ticks
+ * become CLOCK_MONOTONIC ns, a failed call gets its status name, debug
+ * verbosity gets a line per record, and the record goes into the report. */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static _Atomic(gt_strtab *) names;          /* CAS acq_rel on creation */
+static _Atomic(gt_error_namer) error_namer; /* release by the setter, acquire here */
+static gt_report *report;                   /* draining thread only */
+static char debug_buf[65536];
+static size_t debug_len;
+
+gt_strtab *gt_names(void)
+{
+    gt_strtab *t = atomic_load_explicit(&names, memory_order_acquire);
+    if (GT_LIKELY(t)) return t;
+    gt_strtab *fresh = gt_strtab_create();
+    if (!fresh) return NULL;
+    if (atomic_compare_exchange_strong_explicit(&names, &t, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return fresh;
+    gt_strtab_destroy(fresh);
+    return t;
+}
+
+void gt_collect_set_error_namer(gt_error_namer fn)
+{
+    atomic_store_explicit(&error_namer, fn, memory_order_release);
+}
+
+void gt_collect_reset(void)
+{
+    /* A forked child's report may have been in the middle of an update in
+     * the parent's drain thread: it is abandoned, not freed. */
+    report = NULL;
+    debug_len = 0;
+}
+
+gt_report *gt_collect_report(void)
+{
+    if (report) return report;
+    gt_report_options opt = {
+        .categories = gt_cfg.categories,
+        .verbosity = gt_cfg.verbosity,
+        .gpu_timing = gt_cfg.gpu_timing,
+    };
+    /* The text file is the summary at default verbosity or more, and the
+     * report has one verbosity: see gt_emit. */
+    if (opt.verbosity == GT_VERB_NONE && gt_cfg.output[0] &&
+        (gt_cfg.formats & GT_FMT_BIT(GT_OUTPUT_TEXT)))
+        opt.verbosity = GT_VERB_DEFAULT;
+    report = gt_report_create(&opt, gt_names());
+    return report;
+}
+
+void gt_collect_flush_debug(void)
+{
+    if (debug_len) gt_log_write(debug_buf, debug_len);
+    debug_len = 0;
+}
+
+static const char *const kind_names[GT_EV_KIND_COUNT] = {
+    "none",     "api",        "kernel",   "graph",     "memcpy",      "memset",
+    "alloc",    "free",       "compile",  "module",    "sync",        "nvtx-push",
+    "nvtx-pop", "nvtx-start", "nvtx-end", "nvtx-mark", "thread-name",
+};
+
+static void debug_event(const gt_event *ev)
+{
+    char name[GT_SHOWN_VALUE_MAX * 4 + 8] = "", line[1024];
+    const gt_strtab *t = atomic_load_explicit(&names, memory_order_acquire);
+    const char *api = t ? gt_strtab_get(t, ev->api) : "";
+    const char *raw = t ? gt_strtab_get(t, ev->name) : "";
+    gt_escape(name, sizeof name, raw, strlen(raw), GT_SHOWN_VALUE_MAX);
+    int n = snprintf(line, sizeof line,
+                     "gputrace: debug: event tid %" PRIu32 " seq %" PRIu64
+                     " %s %s%s%s result %" PRId32 " host %" PRIu64 "+%" PRIu64 " ns",
+                     ev->tid, ev->seq, ev->kind < GT_EV_KIND_COUNT ? kind_names[ev->kind] : "?",
+                     api[0] ? api : "-", name[0] ? " " : "", name, ev->result, ev->host_start,
+                     ev->host_end - ev->host_start);
+    if (n < 0) return;
+    size_t len = (size_t)n < sizeof line - 40 ? (size_t)n : sizeof line - 40;
+    if (ev->flags & GT_EVF_GPU_TIMED)
+        len += (size_t)snprintf(line + len, 40, " gpu %" PRIu64 " ns", ev->gpu_end - ev->gpu_start);
+    line[len++] = '\n';
+    if (debug_len + len > sizeof debug_buf) gt_collect_flush_debug();
+    memcpy(debug_buf + debug_len, line, len);
+    debug_len += len;
+}
+
+void gt_collect_record(gt_event *ev, void *ctx)
+{
+    (void)ctx;
+    /* 0 is "not set" (a mark has no end): it stays 0. */
+    if (ev->host_start) ev->host_start = gt_clock_to_ns(ev->host_start);
+    if (ev->host_end) ev->host_end = gt_clock_to_ns(ev->host_end);
+    if (ev->host_end && ev->host_end < ev->host_start) ev->host_end = ev->host_start;
+    if (ev->result && !ev->error) {
+        gt_error_namer namer = atomic_load_explicit(&error_namer, memory_order_acquire);
+        if (namer) ev->error = namer(ev);
+    }
+    if (gt_log_debug_enabled()) debug_event(ev);
+    gt_report *r = report ? report : gt_collect_report();
+    if (r) gt_report_add(r, ev);
+}

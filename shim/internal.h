@@ -1,0 +1,460 @@
+/* The shim's internal API: everything the files of shim/ (and the hooks)
+ * share. Nothing here is exported from libgputrace.so.
+ *
+ * Data flows one way (DESIGN §1):
+ *   hook -> gt_ev_begin/gt_ev_commit (this thread's chunk)
+ *        -> publish list -> drain thread (GPU times resolved, clock ticks
+ *        converted, records folded into the report) -> writers at exit.
+ *
+ * Memory ordering is stated at every publish point; an atomic without a
+ * stated order uses the one written beside it. */
+#ifndef GT_SHIM_INTERNAL_H
+#define GT_SHIM_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "event.h"
+#include "output.h"
+#include "report.h"
+#include "strtab.h"
+
+#define GT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ------------------------------------------------------------------ config.c
+ * SPEC §3, plus GPUTRACE_BUFFER_MB. Parsed once at load; read-only after. */
+
+#define GT_FMT_BIT(f) (1u << (f)) /* f: enum gt_output_format (output.h) */
+
+enum gt_log_dest { GT_LOG_STDERR, GT_LOG_STDOUT, GT_LOG_FILE };
+
+enum gt_config_var {
+    GT_VAR_VERBOSITY,
+    GT_VAR_CATEGORIES,
+    GT_VAR_OUTPUT,
+    GT_VAR_FORMAT,
+    GT_VAR_GPU_TIMING,
+    GT_VAR_LOG,
+    GT_VAR_BUFFER_MB,
+    GT_VAR_COUNT
+};
+
+#define GT_PATH_MAX 4096 /* paths (with their NUL) longer than this are refused */
+#define GT_BUFFER_MB_DEFAULT 64u
+#define GT_BUFFER_MB_MIN 1u
+#define GT_BUFFER_MB_MAX 16384u
+#define GT_WARNING_MAX 640    /* one warning line, NUL included */
+#define GT_SHOWN_VALUE_MAX 64 /* bytes of a bad value quoted in its warning */
+
+typedef struct gt_config {
+    unsigned categories; /* GT_CAT_BIT mask */
+    enum gt_verbosity verbosity;
+    enum gt_gpu_timing gpu_timing;
+    unsigned formats; /* GT_FMT_BIT mask; used only with an output template */
+    enum gt_log_dest log_dest;
+    size_t buffer_bytes;
+    char output[GT_PATH_MAX]; /* report file template; "" = no files */
+    char log_path[GT_PATH_MAX];
+    /* One line per rejected variable (at most one each), without newline,
+     * kept until the log is set up so that they go where GPUTRACE_LOG says. */
+    unsigned n_warnings;
+    char warnings[GT_VAR_COUNT][GT_WARNING_MAX];
+} gt_config;
+
+typedef const char *(*gt_getenv_fn)(const char *name, void *ctx);
+
+/* Fills *cfg from the variables `get` returns (NULL = unset). Never fails:
+ * a bad value leaves the default and adds a warning line. */
+void gt_config_parse(gt_config *cfg, gt_getenv_fn get, void *ctx);
+
+const char *gt_config_var_name(enum gt_config_var v);
+
+/* The process's configuration. Hooks read gt_cfg.categories and
+ * gt_cfg.gpu_timing directly: plain loads, written once before any thread
+ * of the shim exists. */
+extern gt_config gt_cfg;
+
+/* --------------------------------------------------------------------- log.c
+ * GPUTRACE_LOG. Every function keeps errno and never fails the program. */
+
+void gt_log_init(enum gt_log_dest dest, const char *path, enum gt_verbosity v);
+
+/* Writes bytes as they are (one write(2) per call where the kernel allows;
+ * a file destination is opened for each call, see log.c). */
+void gt_log_write(const char *buf, size_t len);
+
+/* "gputrace: warning: ...\n" unless the verbosity is none. */
+void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "gputrace: debug: ...\n" at debug verbosity only. */
+void gt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int gt_log_debug_enabled(void);
+
+/* Copies at most `max_src` bytes of s[0..len) into out (always terminated)
+ * so that any bytes are safe on a terminal: printable ASCII and well-formed
+ * UTF-8 pass, \ and ' are escaped, everything else becomes \xNN; "..." is
+ * appended when s was cut. Returns the length written. */
+size_t gt_escape(char *out, size_t out_size, const char *s, size_t len, size_t max_src);
+
+/* ------------------------------------------------------------------- clock.c
+ * Host timestamps. The hot path stores raw ticks (rdtsc where the TSC is
+ * invariant, else CLOCK_MONOTONIC ns); the drain converts them to
+ * CLOCK_MONOTONIC ns with a piecewise calibration it refines as it runs. */
+
+extern int gt_clock_tsc; /* 1: ticks are TSC cycles; 0: ticks are ns. Set at load. */
+
+uint64_t gt_clock_mono_ns(void);
+
+static inline uint64_t gt_clock_ticks(void)
+{
+    if (GT_LIKELY(gt_clock_tsc)) return __builtin_ia32_rdtsc();
+    return gt_clock_mono_ns();
+}
+
+/* At load: picks the source (force_source: -1 auto, 0 clock_gettime, 1 TSC
+ * when available) and anchors the calibration at the current time. */
+void gt_clock_init(int force_source);
+
+/* Converting thread only (the drain, or the thread finishing the pipeline
+ * when there is no drain thread): adds a calibration sample, then
+ * converts ticks read at or before that moment. */
+void gt_clock_refine(void);
+uint64_t gt_clock_to_ns(uint64_t ticks);
+
+/* ------------------------------------------------------------ thread.c, TLS
+ * Per-thread state. `gt_tls` is initial-exec TLS (the hot path reads it
+ * with one %fs-relative load); `gt_thread` is the heap part that other
+ * threads may read (registry). */
+
+typedef struct gt_chunk gt_chunk;
+typedef struct gt_thread gt_thread;
+
+enum gt_tls_state {
+    GT_TLS_FRESH,  /* not registered yet */
+    GT_TLS_ACTIVE, /* registered */
+    GT_TLS_DEAD,   /* its TLS destructor ran: later records are counted as dropped */
+    GT_TLS_NEVER   /* a shim thread: never records */
+};
+
+struct gt_tls {
+    gt_chunk *chunk;   /* current chunk, NULL when none */
+    uint32_t count;    /* records committed to chunk (also in chunk->committed) */
+    uint32_t capacity; /* records chunk holds; 0 when none: the slow path runs */
+    uint32_t guard;    /* non-zero: inside the shim (a slot is open, or shim work) */
+    uint32_t tid;
+    uint64_t seq; /* next record's sequence number */
+    gt_thread *thr;
+    uint8_t state;     /* enum gt_tls_state */
+    uint8_t finishing; /* this thread is finishing the pipeline */
+};
+
+extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
+
+/* --------------------------------------------------------- buffer.c, chunks
+ * A chunk is one mmap'ed block: a 128-byte header, then gt_event slots.
+ * Ownership moves: owner thread (OPEN) -> publish list (PUBLISHED) -> drain
+ * -> free stack -> a new owner; or, at exit, OPEN -> STOLEN by the
+ * collector, after which the owner's further stores are never read. */
+
+enum gt_chunk_state { GT_CHUNK_OPEN, GT_CHUNK_PUBLISHED, GT_CHUNK_STOLEN };
+
+struct gt_chunk {
+    union {
+        struct {
+            gt_chunk *next; /* publish list / drain queues; written only by the
+                               chunk's current holder */
+            /* Owner: store-release after each record (gt_ev_commit).
+             * Readers: load-acquire, then read the records below it. */
+            _Atomic uint32_t committed;
+            /* enum gt_chunk_state; OPEN -> PUBLISHED (owner) or OPEN -> STOLEN
+             * (collector) by compare-exchange, acq_rel: whoever wins owns
+             * the records. */
+            _Atomic uint32_t state;
+            /* Link in the free stack (table index + 1). Relaxed: the stack's
+             * head CAS orders it, and a stale reader's value is discarded by
+             * the tag check. */
+            _Atomic uint32_t free_next;
+            uint32_t index; /* in the pool table */
+            uint32_t owner; /* registration serial of the owner thread */
+            uint32_t limit; /* drain: records to consume */
+            uint32_t done;  /* drain: records already consumed */
+        } h;
+        char header_bytes[128];
+    };
+    gt_event ev[];
+};
+
+#define GT_CHUNK_MIN_BYTES 4096u
+#define GT_CHUNK_DEFAULT_BYTES 65536u
+
+/* ------------------------------------------------------------ the event API
+ * What a hook does:
+ *
+ *     uint64_t t0 = gt_clock_ticks();
+ *     CUresult r = real_fn(args);
+ *     gt_event *ev = gt_ev_begin();      // NULL: not recorded (see below)
+ *     if (ev) {
+ *         ev->kind = GT_EV_KERNEL; ev->api = id; ev->result = r;
+ *         ev->host_start = t0; ev->host_end = gt_clock_ticks(); ...
+ *         gt_ev_commit(ev);
+ *     }
+ *
+ * gt_ev_begin returns a zeroed slot with seq and tid filled, or NULL when
+ * the record cannot be stored (no chunk within the memory cap: counted as
+ * dropped), when the thread is inside the shim already (a slot is open on
+ * this thread, or this is a shim thread such as the drain: not counted),
+ * or when recording is closed (before load, after exit). Between begin and
+ * commit the thread's guard is held, so a hook reached from inside another
+ * hook's begin..commit window records nothing; begin may also be called
+ * before the real call, at the price of that window covering it.
+ *
+ * Cost: fast path (a slot left in the chunk) ~ a TLS load, two compares,
+ * 128 bytes of zero stores and a plain store-release (a mov on x86); no
+ * atomic read-modify-write, no lock, no syscall. Once per chunk (511
+ * records by default) the slow path publishes the full chunk (one CAS on
+ * its state, one CAS push, one relaxed fetch-add) and pops a free chunk
+ * (one CAS) or maps a new one (mmap, only while below the cap). The first
+ * record of a thread registers it (lock-free) and may start the drain
+ * thread. begin..commit touch errno only on the slow path, and restore it.
+ * A slot must be committed or cancelled before the thread begins another
+ * and before it forks. */
+
+gt_event *gt_ev_begin_slow(void);
+
+static inline gt_event *gt_ev_begin(void)
+{
+    struct gt_tls *t = &gt_tls;
+    if (GT_LIKELY(t->count < t->capacity && !t->guard)) {
+        gt_event *ev = &t->chunk->ev[t->count];
+        memset(ev, 0, sizeof *ev);
+        ev->seq = t->seq++;
+        ev->tid = t->tid;
+        t->guard = 1;
+        return ev;
+    }
+    return gt_ev_begin_slow();
+}
+
+static inline void gt_ev_commit(gt_event *ev)
+{
+    struct gt_tls *t = &gt_tls;
+    (void)ev; /* always the slot at t->count: one open slot per thread */
+    /* Release: the record's stores become visible to whoever loads the
+     * count with acquire (the exit collector reading a live chunk). */
+    atomic_store_explicit(&t->chunk->h.committed, ++t->count, memory_order_release);
+    t->guard = 0;
+}
+
+/* Gives the open slot back: it is not recorded and its seq is reused. */
+void gt_ev_cancel(gt_event *ev);
+
+/* Publishes the calling thread's partial chunk now, so that the drain sees
+ * its records before the thread blocks for long (a synchronize call whose
+ * pending GPU records should resolve meanwhile). The rest of the chunk is
+ * not used; the next record starts a new one. Costs one slow path. */
+void gt_ev_flush(void);
+
+/* Shim work on a program thread that must not be recorded (the shim's own
+ * CUDA calls from a hook). Returns 0 when the guard was already held: the
+ * caller is nested and must not leave it. */
+static inline int gt_guard_enter(void)
+{
+    if (gt_tls.guard) return 0;
+    gt_tls.guard = 1;
+    return 1;
+}
+
+static inline void gt_guard_leave(void)
+{
+    gt_tls.guard = 0;
+}
+
+/* Hooks call this on every intercepted CUDA call: a process that made one
+ * reports at exit even with nothing recorded, and gets a drain thread so
+ * that SIGINT/SIGTERM can make that report. One relaxed load once set. */
+extern _Atomic int gt_cuda_used;
+void gt_note_cuda_call_slow(void);
+static inline void gt_note_cuda_call(void)
+{
+    if (GT_UNLIKELY(!atomic_load_explicit(&gt_cuda_used, memory_order_relaxed)))
+        gt_note_cuda_call_slow();
+}
+
+/* --------------------------------------------------- thread.c, the registry */
+
+struct gt_thread {
+    _Atomic(gt_thread *) next; /* registry list: push-only, nodes reused */
+    _Atomic uint32_t in_use;   /* 0 free, 1 claimed: CAS acquire / store release */
+    uint32_t serial;           /* unique per registration: chunk owner id */
+    uint32_t tid;
+    /* The owner's current chunk. Owner: store-release after initialising a
+     * new chunk; collector: load-acquire, then compete for it by CAS on its
+     * state. NULL when the thread holds none. */
+    _Atomic(gt_chunk *) current;
+    /* Records this thread could not store. Only the owner writes (relaxed
+     * load + store, no read-modify-write); summed once at the end. */
+    _Atomic uint64_t dropped;
+};
+
+/* Registers the calling thread (claims or adds a registry node). NULL when
+ * no memory: the caller counts its records as dropped without a thread. */
+gt_thread *gt_thread_register(void);
+void gt_threads_init(void);
+void gt_thread_count_dropped(void); /* the calling thread lost one record */
+uint64_t gt_threads_dropped(void);  /* live threads' + exited threads' */
+void gt_threads_for_each(void (*fn)(gt_thread *thr, void *ctx), void *ctx);
+void gt_threads_reset(void); /* forget every thread (fork child, tests) */
+void gt_tls_reset(void);     /* the calling thread starts fresh */
+
+/* --------------------------------------------------------------- buffer.c */
+
+typedef struct gt_pool_stats {
+    size_t chunk_bytes;
+    uint32_t chunk_capacity; /* records per chunk */
+    uint32_t max_chunks;     /* the cap, in chunks */
+    uint32_t mapped_chunks;  /* chunks ever mapped: peak memory = this * chunk_bytes */
+    uint32_t pending_chunks; /* published, not yet taken by the drain */
+} gt_pool_stats;
+
+/* (Re)initialises the chunk pool; every chunk mapped before is unmapped,
+ * so no thread may hold one (fork child, tests). */
+int gt_pool_init(size_t chunk_bytes, size_t cap_bytes);
+void gt_pool_stats_get(gt_pool_stats *s);
+void gt_pool_recycle(gt_chunk *c);
+uint32_t gt_pool_capacity(void);
+
+/* Drain side of the publish list: every chunk published so far, oldest
+ * first, and their number. */
+gt_chunk *gt_publish_take(uint32_t *n);
+
+/* Exit collection: competes with each live thread for its current chunk
+ * (OPEN -> STOLEN) and returns those won, with limit = the committed count
+ * at that moment, linked through h.next. Recording is closed first. */
+gt_chunk *gt_buffer_collect_live(void);
+void gt_buffer_open(void);  /* after gt_pool_init: records may be begun */
+void gt_buffer_close(void); /* no new chunk is handed out any more */
+
+/* TLS destructor: hands the thread's partial chunk to the drain. */
+void gt_buffer_release_thread(void);
+
+/* ---------------------------------------------------------------- drain.c
+ * The drain thread and the pipeline's life: start on first use, held
+ * chunks for pending GPU times, finishing exactly once. */
+
+/* GPU-time resolution, registered by the GPU-timing module. resolve() runs
+ * on the draining thread for each record flagged GT_EVF_GPU_PENDING, in
+ * each thread's order: it returns 1 once it has cleared the flag (setting
+ * GT_EVF_GPU_TIMED and gpu_start/gpu_end in CLOCK_MONOTONIC ns when it has
+ * them), 0 while the GPU work is not complete (the record's chunk, and
+ * every later chunk of its thread, are held and retried). With give_up
+ * set it must clear the flag and return 1 (the record is then reported
+ * without GPU time). With no resolver registered no record can be pending,
+ * and a flagged record is reported without GPU time. */
+typedef struct gt_gpu_resolver {
+    int (*resolve)(gt_event *ev, int give_up);
+} gt_gpu_resolver;
+void gt_set_gpu_resolver(const gt_gpu_resolver *r); /* store-release; NULL removes */
+
+typedef struct gt_pipeline_totals {
+    uint64_t records; /* records passed to consume() */
+    uint64_t dropped;
+    int signal; /* the signal that made the report, 0 at a normal exit */
+} gt_pipeline_totals;
+
+typedef struct gt_pipeline_params {
+    size_t chunk_bytes;     /* multiple of 4096, at least GT_CHUNK_MIN_BYTES */
+    size_t cap_bytes;       /* memory cap for chunks */
+    int drain_thread;       /* 0: records wait until gt_pipeline_drain_now/finish */
+    unsigned final_wait_ms; /* at the end: how long pending GPU times are awaited */
+    unsigned idle_sleep_ms; /* longest drain sleep with nothing to do */
+    /* Called on the draining thread for each record, in each thread's
+     * order, host times still in ticks. */
+    void (*consume)(gt_event *ev, void *ctx);
+    /* Called once on the finishing thread after the last record. */
+    void (*finished)(const gt_pipeline_totals *t, void *ctx);
+    void *ctx;
+} gt_pipeline_params;
+
+#define GT_FINAL_GPU_WAIT_MS 2000u /* pending GPU times at the end */
+#define GT_FINISH_WAIT_MS 5000u    /* the longest a program thread waits for the report */
+
+/* (Re)starts the pipeline with every buffer empty and no drain thread yet.
+ * No other thread may be recording. */
+int gt_pipeline_start(const gt_pipeline_params *p);
+
+/* Starts the drain thread now if the parameters allow one (first use). */
+void gt_drain_ensure_started(void);
+
+/* Wakes the drain thread before its poll interval ends. Async-signal-safe. */
+void gt_drain_wake(void);
+
+/* Tests without a drain thread: one drain pass on the calling thread. */
+void gt_pipeline_drain_now(void);
+
+/* Closes recording, collects every thread's committed records, drains
+ * them (awaiting pending GPU times up to final_wait_ms) and calls
+ * finished(). Exactly once per pipeline start, whoever calls first: the
+ * work runs on the drain thread when there is one (the caller waits up to
+ * wait_ms), else on the caller. Returns 0 when finished, -1 on timeout. */
+int gt_pipeline_finish(unsigned wait_ms);
+
+/* Async-signal-safe: asks the drain thread to finish for signal `sig` and
+ * waits up to wait_ms. Returns -1 at once when there is no drain thread
+ * (then nothing was recorded and no CUDA call was seen). */
+int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms);
+
+int gt_pipeline_finished(void);
+
+/* --------------------------------------------------------------- collect.c
+ * The consumer of the shim's pipeline: ticks -> ns, the error name, a debug
+ * line, then the report. Runs on the draining thread only. */
+
+/* Names a non-zero result (e.g. "CUDA_ERROR_INVALID_VALUE"): set by the
+ * interception code; returns a string id, 0 when unknown. */
+typedef uint32_t (*gt_error_namer)(const gt_event *ev);
+void gt_collect_set_error_namer(gt_error_namer fn);
+
+void gt_collect_reset(void);
+void gt_collect_record(gt_event *ev, void *ctx);
+void gt_collect_flush_debug(void);  /* debug lines are written in batches */
+gt_report *gt_collect_report(void); /* created on first use; NULL without memory */
+
+/* Interned names shared by hooks and report (one table per process). */
+gt_strtab *gt_names(void);
+
+/* ------------------------------------------------------------------ init.c
+ * Process life. */
+
+/* The exit work, exactly once: publish every thread's records, finish the
+ * drain, write the summary and the files. Safe from any thread, any number
+ * of times; bounded wait (GT_FINISH_WAIT_MS). The interception code calls
+ * it from an atexit handler registered after the CUDA runtime initialised,
+ * so that it runs before the runtime tears contexts down (DESIGN §5). */
+void gt_shutdown(void);
+
+/* Runs the constructor's work if it has not run yet (a hook called before
+ * the shim's constructor). */
+void gt_init_once(void);
+
+/* Functions run in a forked child after the shim's own reset, in the order
+ * added (at load; up to GT_ATFORK_MAX). Returns -1 when full. */
+#define GT_ATFORK_MAX 16
+int gt_atfork_child_add(void (*fn)(void));
+
+/* CLOCK_MONOTONIC ns when this process (or forked child) started. */
+extern uint64_t gt_process_start_ns;
+
+/* ------------------------------------------------------------------ emit.c */
+
+/* Writes the summary to the log and the report files, as the configuration
+ * says; a file that cannot be written gives a warning. */
+void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg);
+
+/* ------------------------------------------------------------- signals.c */
+
+void gt_signals_install(void);
+
+#endif

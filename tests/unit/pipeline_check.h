@@ -1,0 +1,33 @@
+/* What the pipeline tests share: a producer that writes checkable records
+ * and a consumer that checks them (each thread's seq contiguous from 0,
+ * payload intact). Threads are numbered in the order their first record
+ * reaches the consumer. */
+#ifndef GT_PIPELINE_CHECK_H
+#define GT_PIPELINE_CHECK_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+void check_reset(void);
+void check_consume(gt_event *ev, void *ctx);
+void check_finished(const gt_pipeline_totals *t, void *ctx);
+
+void check_fill(gt_event *ev);
+/* Records n checkable records on the calling thread; returns how many
+ * were stored. throttle: wait while a quarter of the cap is pending. */
+uint64_t check_record_n(uint64_t n, int throttle);
+
+int check_finished_calls(void);
+const gt_pipeline_totals *check_totals(void);
+uint64_t check_consumed(void);
+int check_threads_seen(void);
+uint64_t check_thread_count(int i);
+const gt_event *check_thread_last(int i);
+
+/* Thread i delivered exactly seq 0..n-1, in order, intact. */
+void check_assert_thread(int i, uint64_t n);
+void check_assert_thread_count_in(int i, uint64_t lo, uint64_t hi);
+void check_assert_thread_in_order(int i);
+
+#endif
