@@ -1,14 +1,19 @@
 # ctest: every test program on the emulator (label emu), its exit code, output and
 # manifest checked by run_app.py against expected/<test>.json, which holds the work
-# the program's documented workload does for the arguments given here.
+# the program's documented workload does for the arguments given here, and the
+# manifest's launch counts against the emulated driver's own (--emu-stats).
 set(APP_RUN ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/run_app.py)
 set(APP_EXPECTED ${CMAKE_CURRENT_SOURCE_DIR}/expected)
 # Short simulated kernels keep the tests quick; `spin` is the error program's busy kernel.
 set(APP_EMU_ENV LD_LIBRARY_PATH=${GTEMU_LIB_DIR} "GPUTRACE_EMU_KERNEL_NS=spin=300000000,*=2000")
 
 function(app_test name)
-  cmake_parse_arguments(ARG "" "" "CHECKS;COMMAND" ${ARGN})
-  add_test(NAME app_${name} COMMAND ${APP_RUN} ${ARG_CHECKS} -- ${ARG_COMMAND})
+  cmake_parse_arguments(ARG "NO_CUDA_WORK" "" "CHECKS;COMMAND" ${ARGN})
+  set(_checks ${ARG_CHECKS})
+  if(NOT ARG_NO_CUDA_WORK)
+    list(APPEND _checks --emu-stats)
+  endif()
+  add_test(NAME app_${name} COMMAND ${APP_RUN} ${_checks} -- ${ARG_COMMAND})
   set_tests_properties(app_${name} PROPERTIES LABELS emu ENVIRONMENT "${APP_EMU_ENV}" TIMEOUT 120)
 endfunction()
 
@@ -43,11 +48,11 @@ app_test(errors
          COMMAND ${APP_BIN}/errors 300)
 # The static runtime needs the driver's private export tables: on the emulated driver
 # it must fail at its first call with a runtime error, exit code 2 and no crash.
-app_test(cu_streams_static
+app_test(cu_streams_static NO_CUDA_WORK
          CHECKS --rc 2 --no-manifest
                 --output-regex "^cu_streams_static: cudaSetDevice\\(0\\) failed: cuda[A-Za-z]+ \\([0-9]+\\)$"
          COMMAND ${APP_BIN}/cu_streams_static 2 3 3072 2)
 # Bad arguments: a usage message and exit code 64, before any CUDA call.
-app_test(usage
+app_test(usage NO_CUDA_WORK
          CHECKS --rc 64 --no-manifest --output-regex "argument 1 \\(iterations\\) must be a number"
          COMMAND $<TARGET_FILE:drv_linked> many)

@@ -11,6 +11,9 @@ run_app.py [options] -- program [args...]
                          exactly these manifests must be written
   --program NAME         the program name of a single expected manifest
   --no-manifest          the program must not write any manifest
+  --emu-stats            cross-check the manifests with the emulated driver's own
+                         counts (GPUTRACE_EMU_STATS): kernel launches that ran on
+                         streams (calls less captured ones) and graph launches
 The program runs with GT_APP_MANIFEST set to a fresh directory's m.%p.json.
 """
 import argparse
@@ -50,11 +53,8 @@ def describe_difference(expected, actual):
     return "\n".join(lines)
 
 
-def check_manifests(directory, expected_file, program_name, errors):
-    with open(expected_file) as f:
-        expected = json.load(f)
-    if program_name is not None:
-        expected = {program_name: expected}
+def read_manifests(directory, errors):
+    """Every manifest written, by program name (without "program" and "pid")."""
     written = {}
     for path in sorted(glob.glob(os.path.join(directory, "m.*.json"))):
         with open(path) as f:
@@ -68,6 +68,30 @@ def check_manifests(directory, expected_file, program_name, errors):
         if program in written:
             errors.append(f"program {program} wrote more than one manifest")
         written[program] = manifest
+    return written
+
+
+def check_emu_stats(stats_file, written, errors):
+    try:
+        with open(stats_file) as f:
+            stats = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        errors.append(f"no emulator statistics: {e}")
+        return
+    launched = sum(k["calls"] - k["captured"] for m in written.values() for k in m["kernels"])
+    graphs = sum(m["graph_launches"] for m in written.values())
+    if stats.get("launches") != launched:
+        errors.append(f"emulator ran {stats.get('launches')} launches, manifests say {launched}")
+    if stats.get("graph_launches") != graphs:
+        errors.append(f"emulator ran {stats.get('graph_launches')} graph launches, "
+                      f"manifests say {graphs}")
+
+
+def check_manifests(written, expected_file, program_name, errors):
+    with open(expected_file) as f:
+        expected = json.load(f)
+    if program_name is not None:
+        expected = {program_name: expected}
     for program in sorted(set(expected) - set(written)):
         errors.append(f"no manifest from {program}")
     for program in sorted(set(written) - set(expected)):
@@ -86,6 +110,7 @@ def main():
     parser.add_argument("--manifests")
     parser.add_argument("--program")
     parser.add_argument("--no-manifest", action="store_true")
+    parser.add_argument("--emu-stats", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -95,6 +120,9 @@ def main():
     errors = []
     with tempfile.TemporaryDirectory(prefix="gt-app-") as directory:
         env = dict(os.environ, GT_APP_MANIFEST=os.path.join(directory, "m.%p.json"))
+        stats_file = os.path.join(directory, "emu-stats.json")
+        if args.emu_stats:
+            env["GPUTRACE_EMU_STATS"] = stats_file
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
         sys.stdout.write(proc.stdout)
         sys.stderr.write(proc.stderr)
@@ -108,10 +136,13 @@ def main():
         for regex in args.output_regex:
             if not re.search(regex, proc.stdout + proc.stderr, re.MULTILINE):
                 errors.append(f"output does not match {regex!r}")
+        written = read_manifests(directory, errors)
         if args.manifests:
-            check_manifests(directory, args.manifests, args.program, errors)
-        if args.no_manifest and glob.glob(os.path.join(directory, "m.*.json")):
+            check_manifests(written, args.manifests, args.program, errors)
+        if args.no_manifest and written:
             errors.append("a manifest was written")
+        if args.emu_stats:
+            check_emu_stats(stats_file, written, errors)
     for e in errors:
         print("run_app: " + e, file=sys.stderr)
     return 1 if errors else 0

@@ -31,6 +31,7 @@ struct entry {
     struct fatbin *fatbin;
     CUkernel kernel;     /* ENTRY_KERNEL, once resolved */
     void **managed_slot; /* ENTRY_MANAGED: where the host code reads the pointer */
+    void *managed;       /* ENTRY_MANAGED, once bound: the allocation, a second key */
     struct entry *next;  /* in the fat binary's list */
 };
 
@@ -137,6 +138,10 @@ static cudaError_t bind_managed(struct fatbin *fb)
             RT_CALL(gt_rt_drv.libraryGetManaged, &dptr, &bytes, fb->library, e->device_name);
         if (err != cudaSuccess) return err;
         *e->managed_slot = (void *)(uintptr_t)dptr;
+        /* Host code names a managed variable by dereferencing its slot, so symbol
+         * APIs receive the allocation's address: make that a key too. */
+        if (e->managed == NULL && gt_rt_ptr_table_put(&table, *e->managed_slot, e))
+            e->managed = *e->managed_slot;
     }
     return cudaSuccess;
 }
@@ -160,6 +165,7 @@ RT_API void __cudaUnregisterFatBinary(void **fatCubinHandle)
     for (struct entry *e = fb->entries, *next; e != NULL; e = next) {
         next = e->next;
         gt_rt_ptr_table_remove(&table, e->host);
+        gt_rt_ptr_table_remove(&table, e->managed);
         free(e);
     }
     for (struct fatbin **p = &fatbins; *p != NULL; p = &(*p)->next) {
@@ -188,11 +194,13 @@ void gt_rt_unload_libraries(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* Looks up a registered entry of the given kind and loads its fat binary. */
-static cudaError_t loaded_entry(const void *host, enum entry_kind kind, struct entry **out)
+#define KIND(k) (1u << (k))
+
+/* Looks up a registered entry of one of the kinds in `kinds` and loads its fat binary. */
+static cudaError_t loaded_entry(const void *host, unsigned kinds, struct entry **out)
 {
     struct entry *e = gt_rt_ptr_table_get(&table, host);
-    if (e == NULL || e->kind != kind) {
+    if (e == NULL || (KIND(e->kind) & kinds) == 0) {
         *out = NULL;
         return cudaSuccess;
     }
@@ -204,7 +212,7 @@ cudaError_t gt_rt_kernel_for_stub(const void *func, CUkernel *kernel, bool *regi
 {
     struct entry *e;
     pthread_mutex_lock(&registry_lock);
-    cudaError_t err = loaded_entry(func, ENTRY_KERNEL, &e);
+    cudaError_t err = loaded_entry(func, KIND(ENTRY_KERNEL), &e);
     if (err == cudaSuccess && e != NULL && e->kernel == NULL) {
         err = RT_CALL(gt_rt_drv.libraryGetKernel, &e->kernel, e->fatbin->library, e->device_name);
         if (err == cudaErrorSymbolNotFound) err = cudaErrorInvalidDeviceFunction;
@@ -219,9 +227,12 @@ cudaError_t gt_rt_symbol_address(const void *symbol, CUdeviceptr *address, size_
 {
     struct entry *e;
     pthread_mutex_lock(&registry_lock);
-    cudaError_t err = loaded_entry(symbol, ENTRY_VARIABLE, &e);
+    cudaError_t err = loaded_entry(symbol, KIND(ENTRY_VARIABLE) | KIND(ENTRY_MANAGED), &e);
     if (err == cudaSuccess && e == NULL) err = cudaErrorInvalidSymbol;
-    if (err == cudaSuccess)
+    if (err == cudaSuccess && e->kind == ENTRY_MANAGED)
+        err =
+            RT_CALL(gt_rt_drv.libraryGetManaged, address, size, e->fatbin->library, e->device_name);
+    else if (err == cudaSuccess)
         err =
             RT_CALL(gt_rt_drv.libraryGetGlobal, address, size, e->fatbin->library, e->device_name);
     pthread_mutex_unlock(&registry_lock);
