@@ -57,6 +57,12 @@ cudaError_t gt_rt_driver_load(void)
         (PFN_cuGetProcAddress_v12000)dlsym(libcuda, "cuGetProcAddress_v2");
     if (get_proc == NULL) return cudaErrorInsufficientDriver;
 
+    /* The real runtime's first request names no symbol at version 0 and is answered
+     * "not found": kept, so that a driver-level observer sees the same sequence. */
+    CUdriverProcAddressQueryResult probe_found;
+    void *probe = NULL;
+    get_proc("", &probe, 0, CU_GET_PROC_ADDRESS_DEFAULT, &probe_found);
+
     for (size_t i = 0; i < ENTRY_POINT_COUNT; i++) {
         const struct entry_point *e = &entry_points[i];
         CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

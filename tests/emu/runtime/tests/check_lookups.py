@@ -4,7 +4,8 @@
 check_lookups.py ENTRY_POINTS_DEF USED_DEF -- program [args...]
 Runs the program with GPUTRACE_EMU_LOG (one line per cuGetProcAddress request:
 "symbol version flags -> answer") and checks that the runtime asked for exactly the
-(symbol, version, flags) of rt_entry_points.def, in that order, once each, and that
+(symbol, version, flags) of rt_entry_points.def, in that order, once each, after
+one request for an empty name at version 0 (as the real runtime does), and that
 every entry point it calls (rt_driver_used.def) was found.
 """
 import os
@@ -18,8 +19,9 @@ def main():
     entry_def, used_def = sys.argv[1], sys.argv[2]
     command = sys.argv[4:] if sys.argv[3] == "--" else sys.argv[3:]
     with open(entry_def) as f:
-        expected = [(m[0], int(m[1]), int(m[2]))
-                    for m in re.findall(r"^RT_ENTRY\((\w+), (\d+), (\d+)\)", f.read(), re.M)]
+        expected = [("", 0, 0)] + [
+            (m[0], int(m[1]), int(m[2]))
+            for m in re.findall(r"^RT_ENTRY\((\w+), (\d+), (\d+)\)", f.read(), re.M)]
     with open(used_def) as f:
         text = f.read()
     used = set()
@@ -40,7 +42,7 @@ def main():
             lines = f.read().splitlines()
     requests, answers = [], {}
     for line in lines:
-        m = re.match(r"^(\S+) (\d+) (\d+) -> (\S+)$", line)
+        m = re.match(r"^(\S*) (\d+) (\d+) -> (\S+)$", line)
         if not m:
             print(f"check_lookups: unexpected log line {line!r}", file=sys.stderr)
             return 1
