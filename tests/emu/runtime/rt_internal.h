@@ -82,18 +82,15 @@ const struct rt_launch_limits *gt_rt_launch_limits(void);
 cudaError_t gt_rt_set_device(int device);
 /* Destroys the state of a device's primary context (cudaDeviceReset). */
 cudaError_t gt_rt_reset_device(int device);
-/* True once the runtime's exit handler has run. */
-bool gt_rt_unloading(void);
 
 /* rt_register.c: kernels and variables registered by nvcc-generated code. */
-/* Returns the kernel registered for a host stub, or NULL when `func` is no stub. */
+/* The kernel of a registered host stub, its fat binary loaded on first use;
+ * *registered is false (and *kernel NULL) when `func` is no registered stub. */
 cudaError_t gt_rt_kernel_for_stub(const void *func, CUkernel *kernel, bool *registered);
-/* Device address and size of a registered __device__/__constant__ variable. */
+/* Device address and size of a registered __device__, __constant__ or __managed__
+ * variable in the current context; cudaErrorInvalidSymbol for anything else. */
 cudaError_t gt_rt_symbol_address(const void *symbol, CUdeviceptr *address, size_t *size);
 /* Unloads every loaded library (exit handler). */
 void gt_rt_unload_libraries(void);
-
-/* rt_launch.c: the per-thread <<<>>> configuration stack. */
-void gt_rt_reset_thread_launch_state(void);
 
 #endif

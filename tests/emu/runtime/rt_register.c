@@ -175,7 +175,7 @@ RT_API void __cudaUnregisterFatBinary(void **fatCubinHandle)
         }
     }
     /* After the exit handler the libraries are already unloaded (library is NULL). */
-    if (fb->library != NULL) gt_rt_drv.libraryUnload(fb->library);
+    if (fb->library != NULL) (void)RT_CALL(gt_rt_drv.libraryUnload, fb->library);
     pthread_mutex_unlock(&registry_lock);
     free(fb);
 }
@@ -184,7 +184,7 @@ void gt_rt_unload_libraries(void)
 {
     pthread_mutex_lock(&registry_lock);
     for (struct fatbin *fb = fatbins; fb != NULL; fb = fb->next) {
-        if (fb->library != NULL) gt_rt_drv.libraryUnload(fb->library);
+        if (fb->library != NULL) (void)RT_CALL(gt_rt_drv.libraryUnload, fb->library);
         fb->library = NULL;
         /* Later uses report that the runtime is shutting down. */
         fb->failure = cudaErrorCudartUnloading;

@@ -50,7 +50,8 @@ static void exit_handler(void)
     for (int d = 0; d < rt.device_count; d++) {
         if (rt.devices[d].primary == NULL) continue;
         CUdevice dev;
-        if (gt_rt_drv.deviceGet(&dev, d) == CUDA_SUCCESS) gt_rt_drv.primaryCtxRelease(dev);
+        if (RT_CALL(gt_rt_drv.deviceGet, &dev, d) == cudaSuccess)
+            (void)RT_CALL(gt_rt_drv.primaryCtxRelease, dev);
         rt.devices[d].primary = NULL;
     }
     pthread_mutex_unlock(&rt.lock);
@@ -73,11 +74,6 @@ cudaError_t gt_rt_init(void)
     if (rt.init_error != cudaSuccess) return rt.init_error;
     if (atomic_load_explicit(&rt.unloading, memory_order_relaxed)) return cudaErrorCudartUnloading;
     return cudaSuccess;
-}
-
-bool gt_rt_unloading(void)
-{
-    return atomic_load_explicit(&rt.unloading, memory_order_relaxed);
 }
 
 int gt_rt_device_count(void)
