@@ -62,6 +62,15 @@ RT_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, 
     return gt_rt_result(err);
 }
 
+RT_API cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
+    CUdevice dev, peer;
+    cudaError_t err = checked_device(device, &dev);
+    if (err == cudaSuccess) err = checked_device(peerDevice, &peer);
+    if (err == cudaSuccess) err = RT_CALL(gt_rt_drv.deviceCanAccessPeer, canAccessPeer, dev, peer);
+    return gt_rt_result(err);
+}
+
 #define FIELD(field, attribute)                                                                    \
     {                                                                                              \
         offsetof(struct cudaDeviceProp, field), attribute                                          \

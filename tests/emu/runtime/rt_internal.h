@@ -78,6 +78,8 @@ struct rt_launch_limits {
     int max_grid[3];
 };
 const struct rt_launch_limits *gt_rt_launch_limits(void);
+/* The device's primary context, retained once per process (peer copies name both). */
+cudaError_t gt_rt_primary_context(int device, CUcontext *ctx);
 /* Selects a device for this thread and binds its primary context. */
 cudaError_t gt_rt_set_device(int device);
 /* Destroys the state of a device's primary context (cudaDeviceReset). */

@@ -72,6 +72,33 @@ RT_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count
     return gt_rt_result(memcpy_1d(dst, src, count, kind, &stream, RT_PER_THREAD));
 }
 
+static cudaError_t memcpy_peer(void *dst, int dst_device, const void *src, int src_device,
+                               size_t count, const cudaStream_t *stream, enum rt_stream_mode mode)
+{
+    CUcontext dst_ctx = NULL, src_ctx = NULL;
+    cudaError_t err = gt_rt_context();
+    if (err == cudaSuccess) err = gt_rt_primary_context(dst_device, &dst_ctx);
+    if (err == cudaSuccess) err = gt_rt_primary_context(src_device, &src_ctx);
+    if (err != cudaSuccess) return err;
+    if (stream == NULL)
+        return RT_CALL(gt_rt_drv.memcpyPeer[mode], RT_DPTR(dst), dst_ctx, RT_DPTR(src), src_ctx,
+                       count);
+    return RT_CALL(gt_rt_drv.memcpyPeerAsync[mode], RT_DPTR(dst), dst_ctx, RT_DPTR(src), src_ctx,
+                   count, *stream);
+}
+
+RT_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+                                  size_t count)
+{
+    return gt_rt_result(memcpy_peer(dst, dstDevice, src, srcDevice, count, NULL, RT_LEGACY));
+}
+
+RT_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+                                       size_t count, cudaStream_t stream)
+{
+    return gt_rt_result(memcpy_peer(dst, dstDevice, src, srcDevice, count, &stream, RT_LEGACY));
+}
+
 /* Fills the source or destination half of a CUDA_MEMCPY2D from a runtime pointer. */
 static void describe_side(bool host, bool unified, const void *ptr, CUmemorytype *type,
                           const void **host_ptr, CUdeviceptr *device_ptr)

@@ -1,6 +1,8 @@
 /* Allocation: device, pinned host, registered host, managed and stream-ordered memory.
  * The runtime's flag values are the driver's (cudaHostAlloc* = CU_MEMHOSTALLOC_*,
  * cudaHostRegister* = CU_MEMHOSTREGISTER_*, cudaMemAttach* = CU_MEM_ATTACH_*). */
+#include <string.h>
+
 #include "rt_internal.h"
 
 RT_API cudaError_t cudaMalloc(void **devPtr, size_t size)
@@ -84,6 +86,47 @@ RT_API cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int fl
     if (err == cudaSuccess) err = RT_CALL(gt_rt_drv.memAllocManaged, &dptr, size, flags);
     *devPtr = (void *)(uintptr_t)dptr;
     return gt_rt_result(err);
+}
+
+RT_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
+                                            const void *ptr)
+{
+    if (attributes == NULL) return gt_rt_result(cudaErrorInvalidValue);
+    cudaError_t err = gt_rt_context();
+    if (err != cudaSuccess) return gt_rt_result(err);
+    CUmemorytype type = 0;
+    int ordinal = cudaInvalidDeviceId;
+    CUdeviceptr device_pointer = 0;
+    void *host_pointer = NULL;
+    int managed = 0;
+    CUpointer_attribute which[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER, CU_POINTER_ATTRIBUTE_HOST_POINTER,
+        CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    void *data[] = {&type, &ordinal, &device_pointer, &host_pointer, &managed};
+    /* Unlike cuPointerGetAttribute this succeeds for unknown pointers, leaving the
+     * memory type 0: since CUDA 11 the runtime then reports unregistered host memory. */
+    err = RT_CALL(gt_rt_drv.pointerGetAttributes, sizeof(which) / sizeof(which[0]), which, data,
+                  RT_DPTR(ptr));
+    if (err != cudaSuccess) return gt_rt_result(err);
+    memset(attributes, 0, sizeof(*attributes));
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        attributes->type = cudaMemoryTypeHost;
+        break;
+    case CU_MEMORYTYPE_DEVICE:
+        attributes->type = managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
+        break;
+    default:
+        attributes->type = cudaMemoryTypeUnregistered;
+        ordinal = cudaInvalidDeviceId;
+        host_pointer = (void *)ptr;
+        break;
+    }
+    attributes->device = ordinal;
+    attributes->devicePointer = (void *)(uintptr_t)device_pointer;
+    attributes->hostPointer = host_pointer;
+    return cudaSuccess;
 }
 
 static cudaError_t malloc_async(void **devPtr, size_t size, cudaStream_t stream,

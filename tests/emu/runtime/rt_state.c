@@ -115,6 +115,17 @@ static cudaError_t retain_primary(int device, CUcontext *ctx)
     return err;
 }
 
+cudaError_t gt_rt_primary_context(int device, CUcontext *ctx)
+{
+    cudaError_t err = gt_rt_init();
+    if (err != cudaSuccess) return err;
+    if (device < 0 || device >= rt.device_count) return cudaErrorInvalidDevice;
+    pthread_mutex_lock(&rt.lock);
+    err = retain_primary(device, ctx);
+    pthread_mutex_unlock(&rt.lock);
+    return err;
+}
+
 static cudaError_t bind_primary(int device)
 {
     CUcontext ctx = NULL;

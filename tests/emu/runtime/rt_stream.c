@@ -75,6 +75,22 @@ RT_API cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priorit
     RT_WITH_CONTEXT(RT_CALL(gt_rt_drv.streamGetPriority[RT_PER_THREAD], hStream, priority));
 }
 
+/* cudaStreamCallback_t and CUstreamCallback differ only in naming the status type, and
+ * the status values agree. */
+RT_API cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                         void *userData, unsigned int flags)
+{
+    RT_WITH_CONTEXT(RT_CALL(gt_rt_drv.streamAddCallback[RT_LEGACY], stream,
+                            (CUstreamCallback)callback, userData, flags));
+}
+
+RT_API cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,
+                                              void *userData, unsigned int flags)
+{
+    RT_WITH_CONTEXT(RT_CALL(gt_rt_drv.streamAddCallback[RT_PER_THREAD], stream,
+                            (CUstreamCallback)callback, userData, flags));
+}
+
 RT_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
     RT_WITH_CONTEXT(RT_CALL(gt_rt_drv.launchHostFunc[RT_LEGACY], stream, fn, userData));

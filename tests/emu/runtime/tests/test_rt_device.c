@@ -1,6 +1,8 @@
 /* Runtime tests: initialisation and contexts, device management, error codes and the
  * last-error state. Runs with GPUTRACE_EMU_DEVICES=2. The tests run in order: the
  * first one observes the runtime before anything initialised it. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -224,6 +226,95 @@ static void test_not_ready_is_not_recorded(void **state)
     rt_test_unload(&lib);
 }
 
+/* The exported variant the driver's cuGetProcAddress should hand out. */
+static void *exported(const char *name)
+{
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+static void test_driver_entry_points(void **state)
+{
+    (void)state;
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+    /* Deprecated, and still called by many programs. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    assert_cuda(cudaGetDriverEntryPoint("cuMemAlloc", &fn, cudaEnableDefault, &status));
+#pragma GCC diagnostic pop
+    assert_int_equal(status, cudaDriverEntryPointSuccess);
+    assert_ptr_equal(fn, exported("cuMemAlloc_v2"));
+    assert_cuda(
+        cudaGetDriverEntryPointByVersion("cuCtxCreate", &fn, 3020, cudaEnableDefault, &status));
+    assert_ptr_equal(fn, exported("cuCtxCreate_v2"));
+    assert_cuda(cudaGetDriverEntryPointByVersion("cuMemcpyHtoD", &fn, 13000,
+                                                 cudaEnablePerThreadDefaultStream, &status));
+    assert_ptr_equal(fn, exported("cuMemcpyHtoD_v2_ptds"));
+    assert_cuda(cudaGetDriverEntryPointByVersion("cuNoSuchFunction", &fn, 13000, cudaEnableDefault,
+                                                 &status));
+    assert_int_equal(status, cudaDriverEntryPointSymbolNotFound);
+    assert_null(fn);
+    assert_int_equal(cudaGetDriverEntryPointByVersion(NULL, &fn, 13000, cudaEnableDefault, &status),
+                     cudaErrorInvalidValue);
+    cudaGetLastError();
+}
+
+static void test_pointer_attributes(void **state)
+{
+    (void)state;
+    void *device, *pinned, *managed;
+    int pageable;
+    struct cudaPointerAttributes a;
+    assert_cuda(cudaMalloc(&device, 64));
+    assert_cuda(cudaMallocHost(&pinned, 64));
+    assert_cuda(cudaMallocManaged(&managed, 64, cudaMemAttachGlobal));
+    assert_cuda(cudaPointerGetAttributes(&a, device));
+    assert_int_equal(a.type, cudaMemoryTypeDevice);
+    assert_int_equal(a.device, 0);
+    assert_ptr_equal(a.devicePointer, device);
+    assert_cuda(cudaPointerGetAttributes(&a, pinned));
+    assert_int_equal(a.type, cudaMemoryTypeHost);
+    assert_ptr_equal(a.hostPointer, pinned);
+    assert_cuda(cudaPointerGetAttributes(&a, managed));
+    assert_int_equal(a.type, cudaMemoryTypeManaged);
+    assert_cuda(cudaPointerGetAttributes(&a, &pageable));
+    assert_int_equal(a.type, cudaMemoryTypeUnregistered);
+    assert_int_equal(a.device, cudaInvalidDeviceId);
+    assert_null(a.devicePointer);
+    assert_int_equal(cudaPointerGetAttributes(NULL, device), cudaErrorInvalidValue);
+    cudaGetLastError();
+    assert_cuda(cudaFree(device));
+    assert_cuda(cudaFreeHost(pinned));
+    assert_cuda(cudaFree(managed));
+}
+
+static void test_peer_copy(void **state)
+{
+    (void)state;
+    enum { BYTES = 1024 };
+    unsigned char in[BYTES], out[BYTES];
+    for (int i = 0; i < BYTES; i++)
+        in[i] = (unsigned char)(i * 13);
+    int can_access = -1;
+    assert_cuda(cudaDeviceCanAccessPeer(&can_access, 0, 1));
+    assert_true(can_access == 0 || can_access == 1);
+    assert_int_equal(cudaDeviceCanAccessPeer(&can_access, 0, 5), cudaErrorInvalidDevice);
+    cudaGetLastError();
+    void *on0, *on1;
+    assert_cuda(cudaMalloc(&on0, BYTES));
+    assert_cuda(cudaSetDevice(1));
+    assert_cuda(cudaMalloc(&on1, BYTES));
+    assert_cuda(cudaSetDevice(0));
+    assert_cuda(cudaMemcpy(on0, in, BYTES, cudaMemcpyHostToDevice));
+    assert_cuda(cudaMemcpyPeer(on1, 1, on0, 0, BYTES));
+    assert_cuda(cudaMemset(on0, 0, BYTES));
+    assert_cuda(cudaMemcpyPeerAsync(on0, 0, on1, 1, BYTES, 0));
+    assert_cuda(cudaMemcpy(out, on0, BYTES, cudaMemcpyDeviceToHost));
+    assert_memory_equal(in, out, BYTES);
+    assert_cuda(cudaFree(on0));
+    assert_cuda(cudaFree(on1));
+}
+
 static void test_device_reset_destroys_the_context_state(void **state)
 {
     (void)state;
@@ -263,6 +354,9 @@ int main(void)
         cmocka_unit_test(test_last_error_persists_until_read),
         cmocka_unit_test(test_last_error_is_per_thread),
         cmocka_unit_test(test_not_ready_is_not_recorded),
+        cmocka_unit_test(test_driver_entry_points),
+        cmocka_unit_test(test_pointer_attributes),
+        cmocka_unit_test(test_peer_copy),
         cmocka_unit_test(test_device_reset_destroys_the_context_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -198,16 +198,25 @@ static void count_call(void *arg)
     ++*(int *)arg;
 }
 
+static void record_status(cudaStream_t stream, cudaError_t status, void *arg)
+{
+    (void)stream;
+    *(cudaError_t *)arg = status;
+}
+
 static void test_host_function_runs_in_order(void **state)
 {
     (void)state;
     cudaStream_t s;
     int calls = 0;
+    cudaError_t status = cudaErrorUnknown;
     assert_cuda(cudaStreamCreate(&s));
     assert_cuda(rt_test_launch(lib.long_kernel, s));
     assert_cuda(cudaLaunchHostFunc(s, count_call, &calls));
+    assert_cuda(cudaStreamAddCallback(s, record_status, &status, 0));
     assert_cuda(cudaStreamSynchronize(s));
     assert_int_equal(calls, 1);
+    assert_int_equal(status, cudaSuccess);
     assert_cuda(cudaStreamDestroy(s));
 }
 
