@@ -218,10 +218,6 @@ gt_event *gt_ev_begin_slow(void)
         gt_thread_count_dropped();
         goto out;
     }
-    if (t->state != GT_TLS_ACTIVE) { /* after this thread's TLS destructor */
-        gt_thread_count_dropped();
-        goto out;
-    }
     release_current(t);
     gt_chunk *c = pop_free();
     if (!c) c = map_chunk();
@@ -232,7 +228,7 @@ gt_event *gt_ev_begin_slow(void)
     install(t, c);
     gt_drain_ensure_started();
     ev = &c->ev[0];
-    memset(ev, 0, sizeof *ev);
+    gt_event_zero(ev);
     ev->seq = t->seq++;
     ev->tid = t->tid;
 out:

@@ -133,9 +133,11 @@ typedef struct gt_chunk gt_chunk;
 typedef struct gt_thread gt_thread;
 
 enum gt_tls_state {
-    GT_TLS_FRESH,  /* not registered yet */
+    /* Not registered: before the first record, and again after the TLS
+     * destructor (a later destructor of another library may still record:
+     * the thread registers again and is handed over in the next round). */
+    GT_TLS_FRESH,
     GT_TLS_ACTIVE, /* registered */
-    GT_TLS_DEAD,   /* its TLS destructor ran: later records are counted as dropped */
     GT_TLS_NEVER   /* a shim thread: never records */
 };
 
@@ -145,7 +147,8 @@ struct gt_tls {
     uint32_t capacity; /* records chunk holds; 0 when none: the slow path runs */
     uint32_t guard;    /* non-zero: inside the shim (a slot is open, or shim work) */
     uint32_t tid;
-    uint64_t seq; /* next record's sequence number */
+    uint64_t seq;    /* next record's sequence number */
+    uint32_t serial; /* kept when the thread registers again: its records stay one sequence */
     gt_thread *thr;
     uint8_t state;     /* enum gt_tls_state */
     uint8_t finishing; /* this thread is finishing the pipeline */
@@ -224,12 +227,23 @@ struct gt_chunk {
 
 gt_event *gt_ev_begin_slow(void);
 
+/* Eight 16-byte stores: compilers turn a 128-byte memset into `rep stos`,
+ * whose start-up alone costs more than the whole record. Slots are
+ * 16-byte aligned (a page-aligned chunk, a 128-byte header). */
+static inline void gt_event_zero(gt_event *ev)
+{
+    typedef long long zero16 __attribute__((vector_size(16), may_alias));
+    zero16 *p = (zero16 *)(void *)ev;
+    const zero16 z = {0, 0};
+    p[0] = z, p[1] = z, p[2] = z, p[3] = z, p[4] = z, p[5] = z, p[6] = z, p[7] = z;
+}
+
 static inline gt_event *gt_ev_begin(void)
 {
     struct gt_tls *t = &gt_tls;
     if (GT_LIKELY(t->count < t->capacity && !t->guard)) {
         gt_event *ev = &t->chunk->ev[t->count];
-        memset(ev, 0, sizeof *ev);
+        gt_event_zero(ev);
         ev->seq = t->seq++;
         ev->tid = t->tid;
         t->guard = 1;

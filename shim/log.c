@@ -70,6 +70,12 @@ void gt_log_write(const char *buf, size_t len)
     int saved = errno;
     switch (log_dest) {
     case GT_LOG_STDOUT:
+        /* What the program has printed so far goes first; never wait for
+         * its stream (a signal may have interrupted a thread holding it). */
+        if (ftrylockfile(stdout) == 0) {
+            fflush_unlocked(stdout);
+            funlockfile(stdout);
+        }
         write_all(STDOUT_FILENO, buf, len);
         break;
     case GT_LOG_FILE:

@@ -38,7 +38,7 @@ static void thread_exit(void *unused)
      * claim the node. */
     atomic_store_explicit(&thr->in_use, 0, memory_order_release);
     t->thr = NULL;
-    t->state = GT_TLS_DEAD;
+    t->state = GT_TLS_FRESH;
     errno = saved;
 }
 
@@ -72,13 +72,14 @@ gt_thread *gt_thread_register(void)
 {
     gt_thread *thr = claim_node();
     if (!thr) return NULL;
-    thr->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed) + 1;
+    struct gt_tls *t = &gt_tls;
+    if (!t->serial)
+        t->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed) + 1;
+    thr->serial = t->serial;
     thr->tid = (uint32_t)gettid();
     atomic_store_explicit(&thr->current, NULL, memory_order_relaxed);
-    struct gt_tls *t = &gt_tls;
     t->thr = thr;
     t->tid = thr->tid;
-    t->seq = 0;
     t->state = GT_TLS_ACTIVE;
     if (exit_key_ok) pthread_setspecific(exit_key, thr);
     return thr;

@@ -164,6 +164,41 @@ static void test_exited_threads_lose_nothing_without_drain(void **state)
     threads_exit_early(0);
 }
 
+/* Another library's TLS destructor, run after the shim's, still records:
+ * nothing of it is lost or counted as dropped. */
+static pthread_key_t late_key;
+
+static void late_destructor(void *value)
+{
+    (void)value;
+    check_record_n(5, 0);
+}
+
+static void *record_then_exit_with_late_destructor(void *arg)
+{
+    (void)arg;
+    pthread_setspecific(late_key, &late_key);
+    check_record_n(10, 0);
+    return NULL;
+}
+
+static void test_records_after_tls_destructor_kept(void **state)
+{
+    (void)state;
+    start(0, 64); /* creates the shim's key first: its destructor runs first */
+    assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, record_then_exit_with_late_destructor, NULL), 0);
+    pthread_join(t, NULL);
+    finish();
+    pthread_key_delete(late_key);
+    assert_int_equal(check_totals()->records, 15);
+    assert_int_equal(check_totals()->dropped, 0);
+    /* Registered twice, still one thread: seq 0..14 in order. */
+    assert_int_equal(check_threads_seen(), 1);
+    check_assert_thread(0, 15);
+}
+
 /* Threads still running at the end: what they committed is collected, the
  * slot they have open is not, and what they record afterwards is not. */
 typedef struct live_thread {
@@ -327,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_cap_drops_exactly_many_threads),
         cmocka_unit_test(test_exited_threads_lose_nothing),
         cmocka_unit_test(test_exited_threads_lose_nothing_without_drain),
+        cmocka_unit_test(test_records_after_tls_destructor_kept),
         cmocka_unit_test(test_end_collects_live_threads),
         cmocka_unit_test(test_end_collects_live_threads_without_drain),
         cmocka_unit_test(test_drain_thread_starts_on_first_use),

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the benchmarks in Release and prints their figures:
+#   the cost of recording an event (1 and 2 threads), the drain's
+#   throughput, chunk memory against the cap.
+#   GPUTRACE_BENCH_DIR   build directory (default build/bench)
+set -euo pipefail
+source "$(dirname "$0")/setup.sh"
+
+gt_need_packages "${GT_BASE_PACKAGES[@]}"
+gt_check_cuda
+
+build=${GPUTRACE_BENCH_DIR:-$gt_root/build/bench}
+cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline >/dev/null
+"$build/bench/gt_bench_pipeline"
