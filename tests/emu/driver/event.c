@@ -1,0 +1,256 @@
+/* Events: timestamps on the stream's virtual clock.
+ *
+ * A GPU timestamps an event when it reaches it: at the end of the work
+ * before it, or when the record is submitted if the stream was idle. On an
+ * idle stream that would put into elapsed times however long the host took
+ * between its calls, which on a loaded machine is unbounded, while tests
+ * need exactly the simulated durations. So, on a stream that is not busy:
+ *  - a record that follows work which ended less than GT_FOLLOW_NS ago
+ *    takes the end of that work (it closes the work: a "stop" event);
+ *  - any other record takes the submit time provisionally, and is re-timed
+ *    to the start of the next work on the stream if that work arrives
+ *    before anyone looked at the event (it opens the work: a "start"
+ *    event). Looking at an event (query, synchronize, elapsed time, wait)
+ *    fixes its timestamp. */
+#include "emu_stream.h"
+
+#include <stdlib.h>
+
+#define GT_FOLLOW_NS 100000000ULL
+
+CUresult gt_event_check(CUevent h, struct gt_event **out)
+{
+    CUresult r = gt_ready();
+    if (r != CUDA_SUCCESS) return r;
+    if (!gt_object_is(h, GT_KIND_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+    *out = (struct gt_event *)h;
+    return CUDA_SUCCESS;
+}
+
+void gt_anchor_resolve(struct gt_stream *s, uint64_t start)
+{
+    for (int i = 0; i < s->n_anchors; i++) {
+        struct gt_event *ev = s->anchors[i].event;
+        pthread_mutex_lock(&ev->lock);
+        if (ev->gen == s->anchors[i].gen && !ev->sealed) {
+            ev->ts = start;
+            ev->sealed = true;
+        }
+        pthread_mutex_unlock(&ev->lock);
+    }
+    s->n_anchors = 0;
+}
+
+static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen)
+{
+    int n = (int)(sizeof s->anchors / sizeof s->anchors[0]);
+    if (s->n_anchors == n) {
+        /* The oldest keeps its provisional timestamp. */
+        for (int i = 1; i < n; i++)
+            s->anchors[i - 1] = s->anchors[i];
+        s->n_anchors--;
+    }
+    s->anchors[s->n_anchors].event = ev;
+    s->anchors[s->n_anchors].gen = gen;
+    s->n_anchors++;
+}
+
+void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
+{
+    uint64_t ready = gt_stream_begin(s, 0);
+    uint64_t ts = ready;
+    bool idle = false;
+    if (ready <= s->submit_now) {
+        if (!s->last_was_record && s->submit_now - s->submit_after < GT_FOLLOW_NS)
+            ts = s->submit_after;
+        else
+            idle = true;
+    }
+    s->last_was_record = true;
+    pthread_mutex_lock(&ev->lock);
+    ev->gen++;
+    ev->recorded = true;
+    ev->sealed = !idle;
+    ev->ts = ts;
+    ev->stream = s;
+    ev->stream_id = atomic_load_explicit(&s->id, memory_order_relaxed);
+    ev->work_seq = gt_stream_seq(s);
+    ev->capture = NULL;
+    ev->n_cap_deps = 0;
+    uint64_t gen = ev->gen;
+    pthread_mutex_unlock(&ev->lock);
+    if (idle) add_anchor(s, ev, gen);
+    gt_stream_end(s);
+    gt_count(&gt_counters.event_records);
+}
+
+/* What a reader of an event needs; reading seals the timestamp. */
+struct gt_event_view {
+    bool recorded;
+    bool captured;
+    uint64_t ts;
+    struct gt_stream *stream;
+    unsigned long long stream_id;
+    uint64_t seq;
+};
+
+static void observe(struct gt_event *ev, struct gt_event_view *v)
+{
+    pthread_mutex_lock(&ev->lock);
+    ev->sealed = true;
+    v->recorded = ev->recorded;
+    v->captured = ev->capture != NULL;
+    v->ts = ev->ts;
+    v->stream = ev->stream;
+    v->stream_id = ev->stream_id;
+    v->seq = ev->work_seq;
+    pthread_mutex_unlock(&ev->lock);
+}
+
+static bool view_complete(const struct gt_event_view *v)
+{
+    if (!v->recorded) return true;
+    return gt_stream_work_done(v->stream, v->stream_id, v->seq) && v->ts <= gt_now() + GT_SLACK_NS;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    struct gt_context *ctx;
+    CUresult r = gt_ctx_require(&ctx);
+    if (r != CUDA_SUCCESS) return r;
+    unsigned valid = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    if (!phEvent || (Flags & ~valid) ||
+        ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)))
+        return CUDA_ERROR_INVALID_VALUE;
+    bool fresh;
+    struct gt_event *ev = gt_object_new(GT_KIND_EVENT, sizeof *ev, GT_EVENT_KEEP, &fresh);
+    if (!ev) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (fresh) pthread_mutex_init(&ev->lock, NULL);
+    pthread_mutex_lock(&ev->lock);
+    ev->ctx = ctx;
+    ev->flags = Flags;
+    pthread_mutex_unlock(&ev->lock);
+    gt_count(&gt_counters.events_created);
+    *phEvent = (CUevent)ev;
+    return CUDA_SUCCESS;
+}
+
+static CUresult event_destroy(CUevent h)
+{
+    struct gt_event *ev;
+    CUresult r = gt_event_check(h, &ev);
+    if (r != CUDA_SUCCESS) return r;
+    if (!gt_object_kill(ev, GT_KIND_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&ev->lock);
+    ev->gen++; /* stale anchors no longer match */
+    free(ev->cap_deps);
+    ev->cap_deps = NULL;
+    ev->n_cap_deps = 0;
+    pthread_mutex_unlock(&ev->lock);
+    gt_object_recycle(ev, GT_KIND_EVENT);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventDestroy(CUevent hEvent)
+{
+    return event_destroy(hEvent);
+}
+
+CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
+{
+    return event_destroy(hEvent);
+}
+
+static CUresult event_record(CUevent hEvent, CUstream hStream, unsigned flags, bool per_thread)
+{
+    struct gt_event *ev;
+    CUresult r = gt_event_check(hEvent, &ev);
+    if (r != CUDA_SUCCESS) return r;
+    struct gt_stream *s;
+    r = gt_stream_resolve(hStream, per_thread, &s);
+    if (r != CUDA_SUCCESS) return r;
+    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+    if (s->ctx != ev->ctx) return CUDA_ERROR_INVALID_HANDLE;
+    r = gt_capture_check_legacy(s);
+    if (r != CUDA_SUCCESS) return r;
+    if (gt_stream_capture(s)) {
+        gt_count(&gt_counters.capture_event_records);
+        return gt_capture_event_record(s, ev, flags & CU_EVENT_RECORD_EXTERNAL);
+    }
+    if (flags & CU_EVENT_RECORD_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE; /* only meaningful during capture */
+    gt_event_record_on(ev, s);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    return event_record(hEvent, hStream, 0, false);
+}
+
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+{
+    return event_record(hEvent, hStream, 0, true);
+}
+
+CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    return event_record(hEvent, hStream, flags, false);
+}
+
+CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    return event_record(hEvent, hStream, flags, true);
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent hEvent)
+{
+    struct gt_event *ev;
+    CUresult r = gt_event_check(hEvent, &ev);
+    if (r != CUDA_SUCCESS) return r;
+    struct gt_event_view v;
+    observe(ev, &v);
+    if (v.captured) return CUDA_ERROR_CAPTURED_EVENT;
+    return view_complete(&v) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
+{
+    struct gt_event *ev;
+    CUresult r = gt_event_check(hEvent, &ev);
+    if (r != CUDA_SUCCESS) return r;
+    struct gt_event_view v;
+    observe(ev, &v);
+    if (v.captured) return CUDA_ERROR_CAPTURED_EVENT;
+    if (v.recorded) gt_wait_complete(v.stream, v.stream_id, v.seq, v.ts);
+    return CUDA_SUCCESS;
+}
+
+static CUresult elapsed_time(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    struct gt_event *a, *b;
+    CUresult r = gt_event_check(hStart, &a);
+    if (r == CUDA_SUCCESS) r = gt_event_check(hEnd, &b);
+    if (r != CUDA_SUCCESS) return r;
+    if (!pMilliseconds) return CUDA_ERROR_INVALID_VALUE;
+    if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+    struct gt_event_view va, vb;
+    observe(a, &va);
+    observe(b, &vb);
+    if (!va.recorded || !vb.recorded) return CUDA_ERROR_INVALID_HANDLE;
+    if (va.captured || vb.captured) return CUDA_ERROR_CAPTURED_EVENT;
+    if (!view_complete(&va) || !view_complete(&vb)) return CUDA_ERROR_NOT_READY;
+    double ns = (double)vb.ts - (double)va.ts;
+    *pMilliseconds = (float)(ns / 1e6);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    return elapsed_time(pMilliseconds, hStart, hEnd);
+}
+
+CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    return elapsed_time(pMilliseconds, hStart, hEnd);
+}

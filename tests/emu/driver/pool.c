@@ -1,0 +1,59 @@
+/* Handle objects: allocated once, recycled through per-kind free lists. */
+#include "emu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GT_KIND_SLOTS (GT_KIND_COUNT_END - GT_KIND_CONTEXT)
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_object *free_lists[GT_KIND_SLOTS];
+
+void *gt_object_new(enum gt_kind kind, size_t size, size_t keep, bool *fresh)
+{
+    size_t slot = (size_t)(kind - GT_KIND_CONTEXT);
+    pthread_mutex_lock(&pool_lock);
+    struct gt_object *obj = free_lists[slot];
+    if (obj) free_lists[slot] = obj->pool_next;
+    pthread_mutex_unlock(&pool_lock);
+
+    bool is_new = obj == NULL;
+    if (is_new) {
+        obj = calloc(1, size);
+        if (!obj) return NULL;
+    } else if (size > keep) {
+        memset((char *)obj + keep, 0, size - keep);
+    }
+    obj->pool_next = NULL;
+    if (fresh) *fresh = is_new;
+    /* Release: a thread that validates the handle sees the object set up
+     * by the creator before it was handed out. */
+    atomic_store_explicit(&obj->kind, (uint32_t)kind, memory_order_release);
+    return obj;
+}
+
+bool gt_object_kill(void *p, enum gt_kind kind)
+{
+    struct gt_object *obj = p;
+    uint32_t expected = (uint32_t)kind;
+    /* acq_rel: exactly one of two racing destroys wins. */
+    return atomic_compare_exchange_strong_explicit(&obj->kind, &expected, GT_KIND_DEAD,
+                                                   memory_order_acq_rel, memory_order_relaxed);
+}
+
+void gt_object_recycle(void *p, enum gt_kind kind)
+{
+    struct gt_object *obj = p;
+    size_t slot = (size_t)(kind - GT_KIND_CONTEXT);
+    pthread_mutex_lock(&pool_lock);
+    obj->pool_next = free_lists[slot];
+    free_lists[slot] = obj;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+bool gt_object_free(void *p, enum gt_kind kind)
+{
+    if (!gt_object_kill(p, kind)) return false;
+    gt_object_recycle(p, kind);
+    return true;
+}
