@@ -106,3 +106,16 @@ void gt_collect_record(gt_event *ev, void *ctx)
     gt_report *r = report ? report : gt_collect_report();
     if (r) gt_report_add(r, ev);
 }
+
+void gt_collect_finish(uint64_t dropped, const gt_process_info *p)
+{
+    gt_collect_flush_debug();
+    gt_report *r = gt_collect_report();
+    if (!r) {
+        gt_warn("no memory for the report");
+        return;
+    }
+    gt_report_add_dropped(r, dropped);
+    gt_report_finish(r, p->end_ns);
+    gt_emit(r, p, &gt_cfg);
+}

@@ -77,11 +77,6 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
     gt_collect_flush_debug();
     int used = atomic_load_explicit(&gt_cuda_used, memory_order_relaxed);
     if (!totals->records && !totals->dropped && !used && !gt_log_debug_enabled()) return;
-    gt_report *r = gt_collect_report();
-    if (!r) {
-        gt_warn("no memory for the report");
-        return;
-    }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     char *command = read_command();
@@ -93,19 +88,21 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
         .start_ns = gt_process_start_ns,
         .end_ns = gt_clock_mono_ns(),
     };
-    gt_report_add_dropped(r, totals->dropped);
-    gt_report_finish(r, p.end_ns);
     if (totals->signal) gt_debug("report made on signal %d", totals->signal);
     gt_debug("%llu records, %llu dropped", (unsigned long long)totals->records,
              (unsigned long long)totals->dropped);
-    gt_emit(r, &p, &gt_cfg);
+    gt_collect_finish(totals->dropped, &p);
     free(command);
 }
 
 static gt_pipeline_params shim_params(void)
 {
+    /* Each recording thread holds a chunk: a small cap gets small chunks
+     * (at least 256 of them) so that it still serves many threads. */
+    size_t chunk = gt_cfg.buffer_bytes / 256;
+    if (chunk > GT_CHUNK_DEFAULT_BYTES) chunk = GT_CHUNK_DEFAULT_BYTES;
     return (gt_pipeline_params){
-        .chunk_bytes = GT_CHUNK_DEFAULT_BYTES,
+        .chunk_bytes = chunk,
         .cap_bytes = gt_cfg.buffer_bytes,
         .drain_thread = 1,
         .final_wait_ms = GT_FINAL_GPU_WAIT_MS,

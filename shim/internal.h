@@ -433,7 +433,11 @@ void gt_collect_set_error_namer(gt_error_namer fn);
 
 void gt_collect_reset(void);
 void gt_collect_record(gt_event *ev, void *ctx);
-void gt_collect_flush_debug(void);  /* debug lines are written in batches */
+void gt_collect_flush_debug(void); /* debug lines are written in batches */
+
+/* After the last record: the dropped count, the report's end, then the
+ * summary and files (gt_emit). */
+void gt_collect_finish(uint64_t dropped, const gt_process_info *p);
 gt_report *gt_collect_report(void); /* created on first use; NULL without memory */
 
 /* Interned names shared by hooks and report (one table per process). */
