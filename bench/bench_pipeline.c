@@ -139,7 +139,7 @@ static void consume_count(gt_event *ev, void *ctx)
 
 static void start(size_t cap_bytes, int drain_thread, void (*consume)(gt_event *, void *))
 {
-    gt_collect_reset();
+    gt_collect_release();
     gt_pipeline_params p = {
         .chunk_bytes = GT_CHUNK_DEFAULT_BYTES,
         .cap_bytes = cap_bytes,

@@ -39,6 +39,12 @@ void gt_collect_reset(void)
     debug_len = 0;
 }
 
+void gt_collect_release(void)
+{
+    gt_report_destroy(report);
+    gt_collect_reset();
+}
+
 gt_report *gt_collect_report(void)
 {
     if (report) return report;

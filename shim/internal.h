@@ -431,7 +431,8 @@ int gt_pipeline_finished(void);
 typedef uint32_t (*gt_error_namer)(const gt_event *ev);
 void gt_collect_set_error_namer(gt_error_namer fn);
 
-void gt_collect_reset(void);
+void gt_collect_reset(void);   /* a fresh report; the old one is abandoned (fork child) */
+void gt_collect_release(void); /* a fresh report; the old one is freed (no drain running) */
 void gt_collect_record(gt_event *ev, void *ctx);
 void gt_collect_flush_debug(void); /* debug lines are written in batches */
 

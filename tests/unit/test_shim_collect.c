@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "read_file.h"
 
 static char dir[] = "/tmp/gt-collect-XXXXXX";
 static char log_path[300], output[300];
@@ -56,7 +57,7 @@ static void run(const char *verbosity, const char *output_template, const char *
     assert_int_equal(gt_cfg.n_warnings, 0);
     gt_log_init(gt_cfg.log_dest, gt_cfg.log_path, gt_cfg.verbosity);
     gt_clock_init(0);
-    gt_collect_reset();
+    gt_collect_release();
     gt_collect_set_error_namer(name_error);
     gt_strtab *names = gt_names();
     api_id = gt_strtab_intern(names, "cuLaunchKernel", 14);
@@ -87,12 +88,7 @@ static void run(const char *verbosity, const char *output_template, const char *
 static char *read_squeezed(const char *path, int squeeze)
 {
     static char buf[65536];
-    buf[0] = '\0';
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return NULL;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
+    if (read_file(path, buf, sizeof buf) != 0) return NULL;
     if (squeeze) {
         char *w = buf;
         for (char *r = buf; *r; r++)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "read_file.h"
 
 static char dir[] = "/tmp/gt-log-XXXXXX";
 static char path[256];
@@ -32,16 +33,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The whole file, NUL-terminated; "" when absent. */
+/* The whole file; "" when absent. */
 static char *slurp(const char *p)
 {
     static char buf[8192];
-    buf[0] = '\0';
-    int fd = open(p, O_RDONLY);
-    if (fd < 0) return buf;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
+    read_file(p, buf, sizeof buf);
     return buf;
 }
 
