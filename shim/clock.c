@@ -68,9 +68,9 @@ static point sample(void)
     point best = {0, 0};
     uint64_t best_width = UINT64_MAX;
     for (int i = 0; i < GT_CLOCK_SAMPLE_TRIES; i++) {
-        uint64_t a = __builtin_ia32_rdtsc();
+        uint64_t a = gt_rdtsc();
         uint64_t ns = gt_clock_mono_ns();
-        uint64_t b = __builtin_ia32_rdtsc();
+        uint64_t b = gt_rdtsc();
         if (b >= a && b - a < best_width) {
             best_width = b - a;
             best = (point){a + (b - a) / 2, ns};

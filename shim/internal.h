@@ -108,9 +108,18 @@ extern int gt_clock_tsc; /* 1: ticks are TSC cycles; 0: ticks are ns. Set at loa
 
 uint64_t gt_clock_mono_ns(void);
 
+static inline uint64_t gt_rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return 0; /* never called: gt_clock_tsc stays 0 */
+#endif
+}
+
 static inline uint64_t gt_clock_ticks(void)
 {
-    if (GT_LIKELY(gt_clock_tsc)) return __builtin_ia32_rdtsc();
+    if (GT_LIKELY(gt_clock_tsc)) return gt_rdtsc();
     return gt_clock_mono_ns();
 }
 
