@@ -38,6 +38,8 @@ static CUresult classify(const void *p, size_t extent, enum gt_side want, struct
             return CUDA_SUCCESS; /* host-accessible too */
         default:
             ep->cls = CLASS_DEVICE;
+            if (a.kind == GT_MEM_VMM && !a.accessible)
+                return CUDA_ERROR_INVALID_VALUE; /* no cuMemSetAccess yet */
             return want == GT_SIDE_HOST ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
         }
         return CUDA_SUCCESS;

@@ -233,6 +233,12 @@ struct gt_alloc {
     unsigned flags;        /* host alloc / register / attach flags */
     unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
     bool freeing;          /* a stream-ordered free is pending */
+    void *pool;            /* CUmemoryPool of stream-ordered allocations */
+    /* VMM mappings: the reserved range they lie in, and whether
+     * cuMemSetAccess made them accessible. */
+    uintptr_t range_base;
+    size_t range_size;
+    bool accessible;
 };
 
 /* Finds the allocation containing [addr, addr+len); copies it into *out.
@@ -245,6 +251,10 @@ CUresult gt_mem_record(void *base, size_t size, enum gt_mem_kind kind, struct gt
 /* Removes the allocation that starts exactly at `base` with kind in mask. */
 bool gt_mem_remove(uintptr_t base, unsigned kind_mask, struct gt_alloc *out);
 bool gt_mem_mark_freeing(uintptr_t base, unsigned kind_mask);
+/* Sets `accessible` on the VMM mappings inside [base, base+size). */
+void gt_mem_set_access(uintptr_t base, size_t size, bool accessible);
+/* Sets the pool of the allocation at base. */
+void gt_mem_set_pool(uintptr_t base, void *pool);
 /* Removes every allocation of a context and releases its memory. */
 void gt_mem_remove_context(struct gt_context *ctx);
 /* Releases the memory behind a removed allocation (memory.c). */
@@ -267,6 +277,8 @@ CUresult gt_device_alloc(struct gt_context *ctx, size_t size, enum gt_mem_kind k
                          CUdeviceptr *out);
 /* Frees device/managed memory allocated at `ptr` (must be its base). */
 CUresult gt_device_free(CUdeviceptr ptr);
+/* A stream-ordered allocation of `size` bytes left its pool (mempool.c). */
+void gt_mempool_release(void *pool, size_t size);
 
 /* ---- counters (introspect.c) ---- */
 

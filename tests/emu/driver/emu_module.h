@@ -29,6 +29,9 @@ struct gt_image_info {
  * (cuModuleLoadData): the image's own headers then bound it. */
 CUresult gt_image_parse(const void *image, size_t size, struct gt_image_info *out);
 CUresult gt_image_parse_file(const char *path, struct gt_image_info *out);
+/* The whole file plus a terminating NUL (counted in *size), or NULL with
+ * *err CUDA_ERROR_FILE_NOT_FOUND / CUDA_ERROR_OUT_OF_MEMORY. */
+void *gt_read_file(const char *path, size_t *size, CUresult *err);
 void gt_image_info_free(struct gt_image_info *info);
 /* Adds every name of `from` not yet in `into` (used by the linker). */
 bool gt_image_merge(struct gt_image_info *into, const struct gt_image_info *from);

@@ -133,12 +133,13 @@ CUresult gt_image_parse(const void *image, size_t size, struct gt_image_info *ou
     return parse_text((const char *)p, size, out);
 }
 
-CUresult gt_image_parse_file(const char *path, struct gt_image_info *out)
+void *gt_read_file(const char *path, size_t *size, CUresult *err)
 {
-    memset(out, 0, sizeof *out);
-    if (!path) return CUDA_ERROR_INVALID_VALUE;
-    FILE *f = fopen(path, "rb");
-    if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) {
+        *err = path ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_ERROR_INVALID_VALUE;
+        return NULL;
+    }
     char *data = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -148,7 +149,8 @@ CUresult gt_image_parse_file(const char *path, struct gt_image_info *out)
             if (!grown) {
                 free(data);
                 fclose(f);
-                return CUDA_ERROR_OUT_OF_MEMORY;
+                *err = CUDA_ERROR_OUT_OF_MEMORY;
+                return NULL;
             }
             data = grown;
         }
@@ -157,11 +159,20 @@ CUresult gt_image_parse_file(const char *path, struct gt_image_info *out)
         if (n == 0) break;
     }
     fclose(f);
-    CUresult r = CUDA_ERROR_INVALID_IMAGE;
-    if (data) {
-        data[len] = '\0'; /* PTX files are text without a terminator */
-        r = gt_image_parse(data, len + 1, out);
-        free(data);
-    }
+    data[len] = '\0'; /* PTX files are text without a terminator */
+    *size = len + 1;
+    *err = CUDA_SUCCESS;
+    return data;
+}
+
+CUresult gt_image_parse_file(const char *path, struct gt_image_info *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t size;
+    CUresult r;
+    void *data = gt_read_file(path, &size, &r);
+    if (!data) return r;
+    r = gt_image_parse(data, size, out);
+    free(data);
     return r;
 }

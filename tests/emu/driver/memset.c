@@ -17,7 +17,7 @@ CUresult gt_memset_submit(struct gt_memset_request *req)
     size_t extent = rows > 1 ? (rows - 1) * m->pitch + row : row;
     struct gt_alloc a;
     if (!m->dst || ((uintptr_t)m->dst % m->elem) != 0 ||
-        !gt_mem_find((uintptr_t)m->dst, extent, &a))
+        !gt_mem_find((uintptr_t)m->dst, extent, &a) || (a.kind == GT_MEM_VMM && !a.accessible))
         return CUDA_ERROR_INVALID_VALUE;
     struct gt_stream *s;
     r = gt_stream_resolve(req->async ? req->stream : NULL, req->per_thread, &s);

@@ -90,6 +90,38 @@ bool gt_mem_mark_freeing(uintptr_t base, unsigned kind_mask)
     return ok;
 }
 
+struct access_update {
+    uintptr_t base;
+    size_t size;
+    bool accessible;
+};
+
+static void access_visit(const void *node, VISIT which, void *closure)
+{
+    if (which != postorder && which != leaf) return;
+    const struct access_update *u = closure;
+    struct gt_alloc *a = *(struct gt_alloc *const *)node;
+    if (a->kind == GT_MEM_VMM && a->base >= u->base && a->base + a->size <= u->base + u->size)
+        a->accessible = u->accessible;
+}
+
+void gt_mem_set_access(uintptr_t base, size_t size, bool accessible)
+{
+    struct access_update u = {.base = base, .size = size, .accessible = accessible};
+    pthread_rwlock_wrlock(&table_lock);
+    twalk_r(table_root, access_visit, &u);
+    pthread_rwlock_unlock(&table_lock);
+}
+
+void gt_mem_set_pool(uintptr_t base, void *pool)
+{
+    struct gt_alloc key = {.base = base, .size = 1};
+    pthread_rwlock_wrlock(&table_lock);
+    void *node = tfind(&key, &table_root, compare_ranges);
+    if (node) (*(struct gt_alloc **)node)->pool = pool;
+    pthread_rwlock_unlock(&table_lock);
+}
+
 struct collect {
     struct gt_context *ctx;
     struct gt_alloc **items;
