@@ -5,6 +5,8 @@
 
 #include "rt_test_fatbin.h"
 
+const struct rt_test_bytes rt_test_image = {rt_test_fatbin, sizeof(rt_test_fatbin)};
+
 void rt_test_load(struct rt_test_library *lib)
 {
     assert_cuda(cudaLibraryLoadData(&lib->library, rt_test_fatbin, NULL, NULL, 0, NULL, NULL, 0));

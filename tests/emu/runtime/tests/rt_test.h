@@ -22,6 +22,13 @@ struct rt_test_library {
     cudaKernel_t short_kernel, long_kernel;
 };
 
+/* The fat binary's bytes, for tests that load it from a file. */
+struct rt_test_bytes {
+    const void *data;
+    size_t size;
+};
+extern const struct rt_test_bytes rt_test_image;
+
 void rt_test_load(struct rt_test_library *lib);
 void rt_test_unload(struct rt_test_library *lib);
 /* Launches `kernel` (1 block of 1 thread, a NULL argument) on `stream`. */

@@ -1,6 +1,8 @@
 /* Runtime tests: allocation, copies and memsets, data checked. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rt_test.h"
 
@@ -243,6 +245,40 @@ static void test_memsets(void **state)
     free(host);
 }
 
+static void test_library_globals_and_files(void **state)
+{
+    (void)state;
+    struct rt_test_library lib;
+    rt_test_load(&lib);
+    int *counter = NULL;
+    size_t size = 0;
+    assert_cuda(cudaLibraryGetGlobal((void **)&counter, &size, lib.library, "rt_counter"));
+    assert_int_equal(size, 4 * sizeof(int));
+    int in[4] = {1, 2, 3, 4}, out[4] = {0};
+    assert_cuda(cudaMemcpy(counter, in, sizeof(in), cudaMemcpyHostToDevice));
+    assert_cuda(cudaMemcpy(out, counter, sizeof(out), cudaMemcpyDeviceToHost));
+    assert_memory_equal(in, out, sizeof(in));
+    assert_int_equal(cudaLibraryGetGlobal((void **)&counter, &size, lib.library, "no_such"),
+                     cudaErrorSymbolNotFound);
+    cudaGetLastError();
+    rt_test_unload(&lib);
+
+    char path[] = "/tmp/rt_test_library_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_int_equal(fwrite(rt_test_image.data, 1, rt_test_image.size, f), rt_test_image.size);
+    assert_int_equal(fclose(f), 0);
+    cudaLibrary_t from_file;
+    cudaKernel_t kernel;
+    assert_cuda(cudaLibraryLoadFromFile(&from_file, path, NULL, NULL, 0, NULL, NULL, 0));
+    unlink(path);
+    assert_cuda(cudaLibraryGetKernel(&kernel, from_file, "rt_long"));
+    assert_int_equal(cudaLibraryGetKernel(&kernel, from_file, "no_such"), cudaErrorSymbolNotFound);
+    cudaGetLastError();
+    assert_cuda(cudaLibraryUnload(from_file));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_copies_of_every_kind),
         cmocka_unit_test(test_2d_copies),
         cmocka_unit_test(test_memsets),
+        cmocka_unit_test(test_library_globals_and_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
