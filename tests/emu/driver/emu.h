@@ -244,6 +244,8 @@ struct gt_alloc {
 /* Finds the allocation containing [addr, addr+len); copies it into *out.
  * len 0 means just the byte at addr. */
 bool gt_mem_find(uintptr_t addr, size_t len, struct gt_alloc *out);
+/* Whether any known allocation overlaps [base, base+size). */
+bool gt_mem_overlaps(uintptr_t base, size_t size);
 CUresult gt_mem_insert(const struct gt_alloc *a);
 /* Records a new allocation of ctx with a fresh buffer id. */
 CUresult gt_mem_record(void *base, size_t size, enum gt_mem_kind kind, struct gt_context *ctx,

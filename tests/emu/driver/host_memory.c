@@ -107,7 +107,7 @@ static CUresult host_register(void *p, size_t size, unsigned flags)
     if (!p || size == 0 || (flags & ~valid)) return CUDA_ERROR_INVALID_VALUE;
     r = gt_capture_check_unsafe();
     if (r != CUDA_SUCCESS) return r;
-    if (gt_mem_find((uintptr_t)p, size, NULL)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (gt_mem_overlaps((uintptr_t)p, size)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
     return gt_mem_record(p, size, GT_MEM_REGISTERED, ctx, flags);
 }
 

@@ -53,6 +53,7 @@ CUresult gt_device_free(CUdeviceptr ptr)
     if (!gt_mem_remove((uintptr_t)ptr, GT_MEM_MASK(GT_MEM_DEVICE) | GT_MEM_MASK(GT_MEM_MANAGED),
                        &a))
         return CUDA_ERROR_INVALID_VALUE;
+    if (a.pool) gt_mempool_release(a.pool, a.size);
     gt_mem_release_backing(&a);
     return CUDA_SUCCESS;
 }

@@ -34,6 +34,15 @@ bool gt_mem_find(uintptr_t addr, size_t len, struct gt_alloc *out)
     return found;
 }
 
+bool gt_mem_overlaps(uintptr_t base, size_t size)
+{
+    struct gt_alloc key = {.base = base, .size = size ? size : 1};
+    pthread_rwlock_rdlock(&table_lock);
+    bool found = tfind(&key, &table_root, compare_ranges) != NULL;
+    pthread_rwlock_unlock(&table_lock);
+    return found;
+}
+
 CUresult gt_mem_insert(const struct gt_alloc *a)
 {
     struct gt_alloc *copy = malloc(sizeof *copy);

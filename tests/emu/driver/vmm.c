@@ -183,7 +183,7 @@ CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
     struct reservation *found = NULL;
     for (struct reservation **pp = &reservations; *pp; pp = &(*pp)->next) {
         if ((*pp)->base == (uintptr_t)ptr && (*pp)->size == size &&
-            !gt_mem_find((uintptr_t)ptr, size, NULL)) {
+            !gt_mem_overlaps((uintptr_t)ptr, size)) {
             found = *pp;
             *pp = found->next;
             break;
@@ -208,7 +208,7 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     struct physical *p = find_physical(handle, false);
     struct reservation *res = find_reservation((uintptr_t)ptr, size);
     if (!p || !res || offset > p->size || size > p->size - offset ||
-        gt_mem_find((uintptr_t)ptr, size, NULL)) {
+        gt_mem_overlaps((uintptr_t)ptr, size)) {
         pthread_mutex_unlock(&vmm_lock);
         return CUDA_ERROR_INVALID_VALUE;
     }

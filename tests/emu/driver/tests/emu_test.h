@@ -75,7 +75,7 @@ static inline int teardown_primary(void **state)
     return cuDevicePrimaryCtxRelease(0) == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* A PTX module with two kernels; the tests configure their durations
+/* A PTX module with three kernels; the tests configure their durations
  * through GPUTRACE_EMU_KERNEL_NS (`busy` by its function name). */
 static const char gtemu_test_ptx[] = ".version 8.0\n"
                                      ".target sm_90\n"
@@ -84,6 +84,8 @@ static const char gtemu_test_ptx[] = ".version 8.0\n"
                                      ".visible .entry _Z4busyPfi(.param .u64 p, .param .u32 n)\n"
                                      "{\n ret;\n}\n"
                                      ".visible .entry quick()\n"
+                                     "{\n ret;\n}\n"
+                                     ".visible .entry _Z4slowv()\n"
                                      "{\n ret;\n}\n";
 
 static inline CUfunction load_test_function(const char *name)
