@@ -65,8 +65,9 @@ void gt_capture_invalidate(struct gt_capture *cap)
 static int invalidate_streams(struct gt_context *ctx, bool blocking_only)
 {
     int n = 0;
-    pthread_mutex_lock(&ctx->order_lock);
+    /* Lock order: the capture lock, then the context's order lock. */
     pthread_mutex_lock(&gt_capture_lock);
+    pthread_mutex_lock(&ctx->order_lock);
     for (struct gt_stream *s = ctx->streams; s; s = s->next_in_ctx) {
         struct gt_capture *cap = gt_stream_capture(s);
         if (cap && (!blocking_only || s->ordered)) {
@@ -74,8 +75,8 @@ static int invalidate_streams(struct gt_context *ctx, bool blocking_only)
             n++;
         }
     }
-    pthread_mutex_unlock(&gt_capture_lock);
     pthread_mutex_unlock(&ctx->order_lock);
+    pthread_mutex_unlock(&gt_capture_lock);
     return n;
 }
 
