@@ -80,6 +80,7 @@ struct gt_event;
 struct gt_anchor {
     struct gt_event *event;
     uint64_t gen;
+    bool closes; /* recorded right after work: kept if another record follows */
 };
 
 struct gt_stream {

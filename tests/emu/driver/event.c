@@ -2,16 +2,19 @@
  *
  * A GPU timestamps an event when it reaches it: at the end of the work
  * before it, or when the record is submitted if the stream was idle. On an
- * idle stream that would put into elapsed times however long the host took
- * between its calls, which on a loaded machine is unbounded, while tests
- * need exactly the simulated durations. So, on a stream that is not busy:
- *  - a record that follows work which ended less than GT_FOLLOW_NS ago
- *    takes the end of that work (it closes the work: a "stop" event);
- *  - any other record takes the submit time provisionally, and is re-timed
- *    to the start of the next work on the stream if that work arrives
- *    before anyone looked at the event (it opens the work: a "start"
- *    event). Looking at an event (query, synchronize, elapsed time, wait)
- *    fixes its timestamp. */
+ * idle stream that puts into elapsed times however long the host took
+ * between its calls (unbounded on a loaded machine), while tests need
+ * exactly the simulated durations. So a record on a stream that is not
+ * busy is provisional, and is fixed by what comes next:
+ *  - right after work (less than GT_FOLLOW_NS after its end) it takes the
+ *    end of that work: it may close the work (a "stop" event);
+ *  - otherwise, or after another record, it takes the submit time;
+ *  - when another record follows, records that closed work keep their
+ *    time (stop, then the next start: the usual pair around each kernel);
+ *  - when work follows, every provisional record is re-timed to the start
+ *    of that work (it opened the work: a "start" event).
+ * Looking at an event (query, synchronize, elapsed time, wait) fixes its
+ * timestamp as it is. */
 #include "emu_stream.h"
 
 #include <stdlib.h>
@@ -41,7 +44,24 @@ void gt_anchor_resolve(struct gt_stream *s, uint64_t start)
     s->n_anchors = 0;
 }
 
-static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen)
+/* A record follows: records that closed work keep their time. */
+static void keep_closing_anchors(struct gt_stream *s)
+{
+    int kept = 0;
+    for (int i = 0; i < s->n_anchors; i++) {
+        struct gt_anchor *a = &s->anchors[i];
+        if (!a->closes) {
+            s->anchors[kept++] = *a;
+            continue;
+        }
+        pthread_mutex_lock(&a->event->lock);
+        if (a->event->gen == a->gen) a->event->sealed = true;
+        pthread_mutex_unlock(&a->event->lock);
+    }
+    s->n_anchors = kept;
+}
+
+static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen, bool closes)
 {
     int n = (int)(sizeof s->anchors / sizeof s->anchors[0]);
     if (s->n_anchors == n) {
@@ -52,6 +72,7 @@ static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen)
     }
     s->anchors[s->n_anchors].event = ev;
     s->anchors[s->n_anchors].gen = gen;
+    s->anchors[s->n_anchors].closes = closes;
     s->n_anchors++;
 }
 
@@ -59,12 +80,13 @@ void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
 {
     uint64_t ready = gt_stream_begin(s, 0);
     uint64_t ts = ready;
-    bool idle = false;
-    if (ready <= s->submit_now) {
-        if (!s->last_was_record && s->submit_now - s->submit_after < GT_FOLLOW_NS)
-            ts = s->submit_after;
-        else
-            idle = true;
+    bool idle = ready <= s->submit_now;
+    bool closes = false;
+    if (idle && s->last_was_record) {
+        keep_closing_anchors(s);
+    } else if (idle && s->submit_now - s->submit_after < GT_FOLLOW_NS) {
+        ts = s->submit_after;
+        closes = true;
     }
     s->last_was_record = true;
     pthread_mutex_lock(&ev->lock);
@@ -79,7 +101,7 @@ void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
     ev->n_cap_deps = 0;
     uint64_t gen = ev->gen;
     pthread_mutex_unlock(&ev->lock);
-    if (idle) add_anchor(s, ev, gen);
+    if (idle) add_anchor(s, ev, gen, closes);
     gt_stream_end(s);
     gt_count(&gt_counters.event_records);
 }

@@ -107,6 +107,8 @@ static int child_counts(void)
     cuStreamEndCapture(s, &g);
     void *pfn;
     cuGetProcAddress("cuMemAlloc", &pfn, 3020, 0, NULL);
+    cuGraphDestroy(g);
+    cuEventDestroy(ev);
     return 0;
 }
 

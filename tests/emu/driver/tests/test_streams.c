@@ -149,6 +149,7 @@ static void test_event_errors(void **state)
     ok_cu(cuEventCreate(&other_ctx_event, 0));
     ok_cu(cuCtxPopCurrent(NULL));
     expect_cu(CUDA_ERROR_INVALID_HANDLE, cuEventRecord(other_ctx_event, NULL));
+    ok_cu(cuEventDestroy(other_ctx_event));
     ok_cu(cuCtxDestroy(second));
 
     ok_cu(cuEventDestroy(a));

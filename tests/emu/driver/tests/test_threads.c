@@ -49,8 +49,7 @@ static void *recorder(void *arg)
             atomic_fetch_add(&failures, 1);
         /* Exactly the kernel's 0 ns on the non-blocking stream; the legacy
          * stream's stop also waits for the other threads' work. */
-        if (on ? ms != 0.0f : ms < 0.0f)
-            atomic_fetch_add(&failures, 1);
+        if (on ? ms != 0.0f : ms < 0.0f) atomic_fetch_add(&failures, 1);
         cuEventQuery(a);
     }
     cuEventDestroy(a);

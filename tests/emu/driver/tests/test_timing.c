@@ -85,7 +85,11 @@ static void test_kernel_elapsed(void **state)
 static void test_elapsed_ignores_host_delays(void **state)
 {
     (void)state;
+    CUdeviceptr d;
+    ok_cu(cuMemAlloc(&d, 64));
     for (int i = 0; i < 3; i++) {
+        ok_cu(cuMemsetD8(d, 0, 64)); /* work just before the start event */
+        usleep(2000);
         ok_cu(cuEventRecord(start, NULL));
         usleep(3000);
         launch1(busy, NULL);
@@ -94,6 +98,27 @@ static void test_elapsed_ignores_host_delays(void **state)
         ok_cu(cuEventSynchronize(stop));
         assert_elapsed(start, stop, BUSY_NS);
     }
+    /* Pairs around consecutive kernels, as a profiler records them: each
+     * pair measures its kernel; the gap between them stays visible. */
+    CUevent start2, stop2;
+    ok_cu(cuEventCreate(&start2, 0));
+    ok_cu(cuEventCreate(&stop2, 0));
+    ok_cu(cuEventRecord(start, NULL));
+    launch1(busy, NULL);
+    usleep(3000);
+    ok_cu(cuEventRecord(stop, NULL));
+    usleep(3000);
+    ok_cu(cuEventRecord(start2, NULL));
+    usleep(1000);
+    launch1(busy, NULL);
+    ok_cu(cuEventRecord(stop2, NULL));
+    ok_cu(cuEventSynchronize(stop2));
+    assert_elapsed(start, stop, BUSY_NS);
+    assert_elapsed(start2, stop2, BUSY_NS);
+    assert_true(elapsed_ns(stop, start2) >= 4000000.0); /* the host's 7 ms minus the kernel */
+    ok_cu(cuEventDestroy(start2));
+    ok_cu(cuEventDestroy(stop2));
+    ok_cu(cuMemFree(d));
 }
 
 static void time_copy(CUstream s, double expected_ns, CUresult (*copy)(void *, CUstream), void *arg)
