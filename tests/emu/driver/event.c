@@ -1,20 +1,18 @@
 /* Events: timestamps on the stream's virtual clock.
  *
  * A GPU timestamps an event when it reaches it: at the end of the work
- * before it, or when the record is submitted if the stream was idle. On an
- * idle stream that puts into elapsed times however long the host took
- * between its calls (unbounded on a loaded machine), while tests need
- * exactly the simulated durations. So a record on a stream that is not
- * busy is provisional, and is fixed by what comes next:
- *  - right after work (less than GT_FOLLOW_NS after its end) it takes the
- *    end of that work: it may close the work (a "stop" event);
- *  - otherwise, or after another record, it takes the submit time;
+ * before it, or when the record is submitted if the stream was idle. That
+ * puts into elapsed times however long the host took between its calls
+ * (unbounded on a loaded machine), while tests need exactly the simulated
+ * durations. So a record is provisional until someone looks at it (query,
+ * synchronize, elapsed time, wait), and what comes next fixes it:
+ *  - a record right after work (less than GT_FOLLOW_NS after its end)
+ *    takes the end of that work: it may close the work (a "stop" event);
+ *    any other record takes max(submit time, stream clock);
  *  - when another record follows, records that closed work keep their
- *    time (stop, then the next start: the usual pair around each kernel);
+ *    time (a stop, then the next start: the pair around each kernel);
  *  - when work follows, every provisional record is re-timed to the start
- *    of that work (it opened the work: a "start" event).
- * Looking at an event (query, synchronize, elapsed time, wait) fixes its
- * timestamp as it is. */
+ *    of that work: it opened the work (a "start" event). */
 #include "emu_stream.h"
 
 #include <stdlib.h>
@@ -79,20 +77,14 @@ static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen, b
 void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
 {
     uint64_t ready = gt_stream_begin(s, 0);
-    uint64_t ts = ready;
-    bool idle = ready <= s->submit_now;
-    bool closes = false;
-    if (idle && s->last_was_record) {
-        keep_closing_anchors(s);
-    } else if (idle && s->submit_now - s->submit_after < GT_FOLLOW_NS) {
-        ts = s->submit_after;
-        closes = true;
-    }
+    bool closes = !s->last_was_record && s->submit_now < s->submit_after + GT_FOLLOW_NS;
+    uint64_t ts = closes ? s->submit_after : ready;
+    if (s->last_was_record) keep_closing_anchors(s);
     s->last_was_record = true;
     pthread_mutex_lock(&ev->lock);
     ev->gen++;
     ev->recorded = true;
-    ev->sealed = !idle;
+    ev->sealed = false;
     ev->ts = ts;
     ev->stream = s;
     ev->stream_id = atomic_load_explicit(&s->id, memory_order_relaxed);
@@ -101,7 +93,7 @@ void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
     ev->n_cap_deps = 0;
     uint64_t gen = ev->gen;
     pthread_mutex_unlock(&ev->lock);
-    if (idle) add_anchor(s, ev, gen, closes);
+    add_anchor(s, ev, gen, closes);
     gt_stream_end(s);
     gt_count(&gt_counters.event_records);
 }
