@@ -12,6 +12,7 @@ void rt_test_load(struct rt_test_library *lib)
     assert_cuda(cudaLibraryLoadData(&lib->library, rt_test_fatbin, NULL, NULL, 0, NULL, NULL, 0));
     assert_cuda(cudaLibraryGetKernel(&lib->short_kernel, lib->library, "rt_short"));
     assert_cuda(cudaLibraryGetKernel(&lib->long_kernel, lib->library, "rt_long"));
+    assert_cuda(cudaLibraryGetKernel(&lib->busy_kernel, lib->library, "rt_busy"));
 }
 
 void rt_test_unload(struct rt_test_library *lib)

@@ -16,10 +16,11 @@
 
 #define assert_cuda(call) assert_int_equal((call), cudaSuccess)
 
-/* The test fat binary (rt_test_kernels.cu) with its kernels rt_short and rt_long. */
+/* The test fat binary (rt_test_kernels.cu) with its kernels rt_short, rt_long and
+ * rt_busy. */
 struct rt_test_library {
     cudaLibrary_t library;
-    cudaKernel_t short_kernel, long_kernel;
+    cudaKernel_t short_kernel, long_kernel, busy_kernel;
 };
 
 /* The fat binary's bytes, for tests that load it from a file. */

@@ -10,4 +10,10 @@ extern "C" __global__ void rt_long(int *p)
     if (p != nullptr) *p += 2;
 }
 
+// Long enough that a stream is still busy when the host asks right after the launch.
+extern "C" __global__ void rt_busy(int *p)
+{
+    if (p != nullptr) *p += 3;
+}
+
 __device__ int rt_counter[4];

@@ -213,7 +213,7 @@ static void test_not_ready_is_not_recorded(void **state)
     cudaEvent_t e;
     assert_cuda(cudaStreamCreate(&s));
     assert_cuda(cudaEventCreate(&e));
-    assert_cuda(rt_test_launch(lib.long_kernel, s));
+    assert_cuda(rt_test_launch(lib.busy_kernel, s));
     assert_cuda(cudaEventRecord(e, s));
     assert_int_equal(cudaStreamQuery(s), cudaErrorNotReady);
     assert_int_equal(cudaEventQuery(e), cudaErrorNotReady);
