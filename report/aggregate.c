@@ -155,7 +155,9 @@ void gt_report_add(gt_report *r, const gt_event *ev)
 {
     r->events++;
     if (ev->flags & GT_EVF_NESTED) return;
-    if (gt_report_enabled(r, GT_CAT_NVTX)) gt_nvtx_observe(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+    /* Most programs have no NVTX range open: skip the call then. */
+    if (r->nvtx.nthreads && gt_report_enabled(r, GT_CAT_NVTX))
+        gt_nvtx_observe(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
     if (is_gpu_work(ev->kind)) add_gpu_work(r, ev);
     add_category(r, ev);
     /* A blocking copy or memset is also time the host spent waiting. */

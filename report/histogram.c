@@ -2,20 +2,6 @@
 
 #include <stdlib.h>
 
-/* Octave 0 holds the exact values 0..63; octave o >= 1 holds the values
- * whose highest set bit is o + 5, in 64 buckets by the next 6 bits. */
-static unsigned octave_of(uint64_t v, unsigned *sub)
-{
-    if (v < GT_HIST_SUB) {
-        *sub = (unsigned)v;
-        return 0;
-    }
-    unsigned top = 63u - (unsigned)__builtin_clzll(v);
-    unsigned shift = top - GT_HIST_SUB_BITS;
-    *sub = (unsigned)(v >> shift) & (GT_HIST_SUB - 1);
-    return shift + 1;
-}
-
 static uint64_t bucket_midpoint(unsigned octave, unsigned sub)
 {
     if (octave == 0) return sub;
@@ -24,15 +10,11 @@ static uint64_t bucket_midpoint(unsigned octave, unsigned sub)
     return lo + (((uint64_t)1 << shift) >> 1);
 }
 
-int gt_histogram_add(gt_histogram *h, uint64_t v)
+int gt_histogram_add_slow(gt_histogram *h, unsigned octave, unsigned sub)
 {
-    unsigned sub;
-    unsigned o = octave_of(v, &sub);
-    if (!h->octaves[o]) {
-        h->octaves[o] = calloc(GT_HIST_SUB, sizeof(uint64_t));
-        if (!h->octaves[o]) return -1;
-    }
-    h->octaves[o][sub]++;
+    h->octaves[octave] = calloc(GT_HIST_SUB, sizeof(uint64_t));
+    if (!h->octaves[octave]) return -1;
+    h->octaves[octave][sub]++;
     h->count++;
     return 0;
 }

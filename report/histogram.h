@@ -17,8 +17,34 @@ typedef struct gt_histogram {
     uint64_t count;
 } gt_histogram;
 
-/* 0, or -1 when an octave could not be allocated (the sample is not counted). */
-int gt_histogram_add(gt_histogram *h, uint64_t v);
+/* Octave 0 holds the exact values 0..63; octave o >= 1 holds the values
+ * whose highest set bit is o + 5, in 64 buckets by the next 6 bits. */
+static inline unsigned gt_histogram_octave(uint64_t v, unsigned *sub)
+{
+    if (v < GT_HIST_SUB) {
+        *sub = (unsigned)v;
+        return 0;
+    }
+    unsigned top = 63u - (unsigned)__builtin_clzll(v);
+    unsigned shift = top - GT_HIST_SUB_BITS;
+    *sub = (unsigned)(v >> shift) & (GT_HIST_SUB - 1);
+    return shift + 1;
+}
+
+/* Allocates the octave, then counts the sample. */
+int gt_histogram_add_slow(gt_histogram *h, unsigned octave, unsigned sub);
+
+/* 0, or -1 when an octave could not be allocated (the sample is not
+ * counted). Inline: the drain adds a sample for most records. */
+static inline int gt_histogram_add(gt_histogram *h, uint64_t v)
+{
+    unsigned sub;
+    unsigned o = gt_histogram_octave(v, &sub);
+    if (!h->octaves[o]) return gt_histogram_add_slow(h, o, sub);
+    h->octaves[o][sub]++;
+    h->count++;
+    return 0;
+}
 void gt_histogram_free(gt_histogram *h);
 
 /* The value of the sample of 0-based rank `rank` in sorted order, as its

@@ -23,12 +23,8 @@ static void enter_histogram_regime(gt_stats *s)
     s->hist = h;
 }
 
-static void keep_sample(gt_stats *s, uint64_t v)
+void gt_stats_keep_slow(gt_stats *s, uint64_t v)
 {
-    if (s->hist) {
-        gt_histogram_add(s->hist, v);
-        return;
-    }
     if (s->nsamples == s->capacity) {
         if (s->capacity >= GT_STATS_EXACT_CAP) {
             enter_histogram_regime(s);
@@ -42,22 +38,6 @@ static void keep_sample(gt_stats *s, uint64_t v)
         s->capacity = cap;
     }
     s->samples[s->nsamples++] = v;
-}
-
-void gt_stats_add(gt_stats *s, uint64_t v)
-{
-    if (s->count == 0) {
-        s->first = s->min = s->max = v;
-    } else {
-        if (v < s->min) s->min = v;
-        if (v > s->max) s->max = v;
-    }
-    s->count++;
-    s->total += v;
-    double delta = (double)v - s->mean;
-    s->mean += delta / (double)s->count;
-    s->m2 += delta * ((double)v - s->mean);
-    keep_sample(s, v);
 }
 
 void gt_stats_free(gt_stats *s)
@@ -101,6 +81,17 @@ static uint64_t median_of_samples(const gt_stats *s)
     return med;
 }
 
+/* (sum of squared deviations - n * mean deviation^2) / (n - 1), with the
+ * deviations taken from the first sample; long double keeps the
+ * cancellation harmless when the first sample is far from the mean. */
+static long double sample_variance(const gt_stats *s)
+{
+    long double n = (long double)s->count;
+    long double sum_dev = (long double)s->total - n * (long double)s->first;
+    long double var = ((long double)s->sq_dev - sum_dev * sum_dev / n) / (n - 1);
+    return var > 0 ? var : 0;
+}
+
 static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
@@ -126,8 +117,7 @@ void gt_stats_summarize(const gt_stats *s, gt_stats_summary *out)
     out->first = s->first;
     if (s->count > 1) {
         out->rest_avg = rounded_div(s->total - s->first, s->count - 1);
-        double var = s->m2 > 0 ? s->m2 / (double)(s->count - 1) : 0.0;
-        out->stddev = (uint64_t)llround(sqrt(var));
+        out->stddev = (uint64_t)llroundl(sqrtl(sample_variance(s)));
     }
     if (s->hist && s->hist->count)
         out->med = median_of_histogram(s);

@@ -12,17 +12,12 @@ static uint32_t hash_key(const gt_row_key *k)
     return (uint32_t)(h >> 32);
 }
 
-static bool same_key(const gt_row_key *x, const gt_row_key *y)
-{
-    return x->f[0] == y->f[0] && x->f[1] == y->f[1] && x->f[2] == y->f[2] && x->f[3] == y->f[3];
-}
-
 static uint32_t find_slot(const gt_table *t, const gt_row_key *k)
 {
     uint32_t mask = t->index_size - 1;
     for (uint32_t i = hash_key(k) & mask;; i = (i + 1) & mask) {
         uint32_t v = t->index[i];
-        if (v == 0 || same_key(&t->rows[v - 1].key, k)) return i;
+        if (v == 0 || gt_row_key_equal(&t->rows[v - 1].key, k)) return i;
     }
 }
 
@@ -49,11 +44,18 @@ static int grow_rows(gt_table *t)
     return 0;
 }
 
-int32_t gt_table_row_index(gt_table *t, const gt_row_key *key)
+/* The index's answer, remembered in the cache. */
+static int32_t remember(gt_table *t, const gt_row_key *key, uint32_t row)
+{
+    t->cache[gt_table_cache_slot(key)] = row + 1;
+    return (int32_t)row;
+}
+
+int32_t gt_table_row_index_slow(gt_table *t, const gt_row_key *key)
 {
     if (t->index_size == 0 && grow_index(t) != 0) return -1;
     uint32_t slot = find_slot(t, key);
-    if (t->index[slot]) return (int32_t)(t->index[slot] - 1);
+    if (t->index[slot]) return remember(t, key, t->index[slot] - 1);
     if (t->nrows >= INT32_MAX - 1) return -1;
     if ((t->nrows + 1) * 2 > t->index_size) {
         if (grow_index(t) != 0) return -1;
@@ -65,13 +67,7 @@ int32_t gt_table_row_index(gt_table *t, const gt_row_key *key)
     row->key = *key;
     row->parent = -1;
     t->index[slot] = ++t->nrows;
-    return (int32_t)(t->nrows - 1);
-}
-
-gt_row *gt_table_row(gt_table *t, const gt_row_key *key)
-{
-    int32_t i = gt_table_row_index(t, key);
-    return i < 0 ? NULL : &t->rows[i];
+    return remember(t, key, t->nrows - 1);
 }
 
 const gt_row *gt_table_find(const gt_table *t, const gt_row_key *key)

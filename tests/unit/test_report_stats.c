@@ -145,7 +145,7 @@ static void test_against_reference_random(void **unused)
 }
 
 /* Large values with a small spread: a one-pass sum of squares in double
- * loses every digit here; Welford must not. */
+ * loses every digit here; the shifted integer sums must not. */
 static void test_stddev_is_numerically_stable(void **unused)
 {
     (void)unused;
