@@ -163,7 +163,7 @@ static int compare_rows(const void *a, const void *b)
 static void write_named(FILE *f, const char *key, struct named_rows *rows, const char *name_key,
                         const char *detail_key)
 {
-    qsort(rows->rows, rows->n, sizeof(*rows->rows), compare_rows);
+    if (rows->n > 1) qsort(rows->rows, rows->n, sizeof(*rows->rows), compare_rows);
     fprintf(f, "  \"%s\": [", key);
     for (size_t i = 0; i < rows->n; i++) {
         const struct named_row *r = &rows->rows[i];
