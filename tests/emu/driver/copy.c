@@ -64,9 +64,10 @@ static double copy_rate(const struct endpoint *d, const struct endpoint *s)
     return d->cls == CLASS_PINNED && s->cls == CLASS_PINNED ? c->gbps_pinned : c->gbps_pageable;
 }
 
-static size_t extent_of(size_t width, size_t height, size_t pitch)
+static size_t extent_of(const struct gt_copy *c, size_t pitch, size_t slice)
 {
-    return height <= 1 ? width : (height - 1) * pitch + width;
+    size_t rows = c->height ? c->height : 1, slices = c->depth ? c->depth : 1;
+    return (slices - 1) * slice + (rows - 1) * pitch + c->width;
 }
 
 /* The stream a copy runs on: the given one, or for synchronous calls the
@@ -87,15 +88,15 @@ CUresult gt_copy(struct gt_copy_request *req)
     if (!req->async && !gt_ctx_current()) return CUDA_ERROR_INVALID_CONTEXT;
     struct gt_copy *c = &req->copy;
     struct endpoint dst, src;
-    r = classify(c->dst, extent_of(c->width, c->height, c->dpitch), req->dst_side, &dst);
+    r = classify(c->dst, extent_of(c, c->dpitch, c->dslice), req->dst_side, &dst);
     if (r == CUDA_SUCCESS)
-        r = classify(c->src, extent_of(c->width, c->height, c->spitch), req->src_side, &src);
+        r = classify(c->src, extent_of(c, c->spitch, c->sslice), req->src_side, &src);
     if (r != CUDA_SUCCESS) return r;
     struct gt_stream *s;
     r = copy_stream(req, &s);
-    if (r != CUDA_SUCCESS || c->width == 0 || c->height == 0) return r;
+    if (r != CUDA_SUCCESS || c->width == 0 || c->height == 0 || c->depth == 0) return r;
 
-    size_t bytes = c->width * (c->height ? c->height : 1);
+    size_t bytes = c->width * c->height * c->depth;
     uint64_t ns = gt_bytes_duration(bytes, copy_rate(&dst, &src));
     if (gt_stream_capture(s)) {
         struct gt_node_params p = {.kind = GT_NODE_MEMCPY, .ns = ns};
@@ -146,30 +147,53 @@ static CUresult side_of(CUmemorytype type, const void *host, CUdeviceptr device,
     }
 }
 
-CUresult gt_copy_2d(const CUDA_MEMCPY2D *p, CUstream stream, bool per_thread, bool async,
-                    bool unaligned)
+CUresult gt_copy_sides(const struct gt_copy_side *dst, const struct gt_copy_side *src, size_t width,
+                       size_t height, size_t depth, CUstream stream, bool per_thread, bool async)
 {
-    (void)unaligned;
+    CUresult r = gt_ready();
+    if (r != CUDA_SUCCESS) return r;
+    struct gt_copy_request req = {.stream = stream, .per_thread = per_thread, .async = async};
+    const void *s, *d;
+    r = side_of(src->type, src->host, src->device, &req.src_side, &s);
+    if (r == CUDA_SUCCESS) r = side_of(dst->type, dst->host, dst->device, &req.dst_side, &d);
+    if (r != CUDA_SUCCESS) return r;
+    size_t spitch = src->pitch ? src->pitch : width;
+    size_t dpitch = dst->pitch ? dst->pitch : width;
+    size_t sheight = src->height ? src->height : height;
+    size_t dheight = dst->height ? dst->height : height;
+    if ((height > 1 || depth > 1) && (spitch < width || dpitch < width))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (depth > 1 && (sheight < height || dheight < height)) return CUDA_ERROR_INVALID_VALUE;
+    if (s) s = (const char *)s + (src->z * sheight + src->y) * spitch + src->x;
+    if (d) d = (const char *)d + (dst->z * dheight + dst->y) * dpitch + dst->x;
+    req.copy = (struct gt_copy){.dst = (void *)(uintptr_t)d,
+                                .src = s,
+                                .width = width,
+                                .height = height,
+                                .depth = depth,
+                                .dpitch = dpitch,
+                                .spitch = spitch,
+                                .dslice = dpitch * dheight,
+                                .sslice = spitch * sheight};
+    return gt_copy(&req);
+}
+
+CUresult gt_copy_2d(const CUDA_MEMCPY2D *p, CUstream stream, bool per_thread, bool async)
+{
     CUresult r = gt_ready();
     if (r != CUDA_SUCCESS) return r;
     if (!p) return CUDA_ERROR_INVALID_VALUE;
-    struct gt_copy_request req = {.stream = stream, .per_thread = per_thread, .async = async};
-    const void *src, *dst;
-    r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, &req.src_side, &src);
-    if (r == CUDA_SUCCESS)
-        r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, &req.dst_side, &dst);
-    if (r != CUDA_SUCCESS) return r;
-    size_t spitch = p->srcPitch ? p->srcPitch : p->WidthInBytes;
-    size_t dpitch = p->dstPitch ? p->dstPitch : p->WidthInBytes;
-    if (p->Height > 1 && (spitch < p->WidthInBytes || dpitch < p->WidthInBytes))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (src) src = (const char *)src + p->srcY * spitch + p->srcXInBytes;
-    if (dst) dst = (const char *)dst + p->dstY * dpitch + p->dstXInBytes;
-    req.copy.dst = (void *)(uintptr_t)dst;
-    req.copy.src = src;
-    req.copy.width = p->WidthInBytes;
-    req.copy.height = p->Height;
-    req.copy.dpitch = dpitch;
-    req.copy.spitch = spitch;
-    return gt_copy(&req);
+    struct gt_copy_side src = {.type = p->srcMemoryType,
+                               .host = p->srcHost,
+                               .device = p->srcDevice,
+                               .x = p->srcXInBytes,
+                               .y = p->srcY,
+                               .pitch = p->srcPitch};
+    struct gt_copy_side dst = {.type = p->dstMemoryType,
+                               .host = p->dstHost,
+                               .device = p->dstDevice,
+                               .x = p->dstXInBytes,
+                               .y = p->dstY,
+                               .pitch = p->dstPitch};
+    return gt_copy_sides(&dst, &src, p->WidthInBytes, p->Height, 1, stream, per_thread, async);
 }

@@ -14,6 +14,7 @@ static CUresult copy_1d(void *dst, enum gt_side dst_side, const void *src, enum 
     req.copy.src = src;
     req.copy.width = bytes;
     req.copy.height = 1;
+    req.copy.depth = 1;
     req.copy.dpitch = bytes;
     req.copy.spitch = bytes;
     return gt_copy(&req);
@@ -199,9 +200,9 @@ CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstCont
 }
 
 /* The 32-bit CUDA_MEMCPY2D layout, widened. */
-static CUresult copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream stream, bool async, bool unaligned)
+static CUresult copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream stream, bool async)
 {
-    if (!p) return gt_copy_2d(NULL, stream, false, async, unaligned);
+    if (!p) return gt_copy_2d(NULL, stream, false, async);
     CUDA_MEMCPY2D wide = {.srcXInBytes = p->srcXInBytes,
                           .srcY = p->srcY,
                           .srcMemoryType = p->srcMemoryType,
@@ -218,50 +219,50 @@ static CUresult copy_2d_v1(const CUDA_MEMCPY2D_v1 *p, CUstream stream, bool asyn
                           .dstPitch = p->dstPitch,
                           .WidthInBytes = p->WidthInBytes,
                           .Height = p->Height};
-    return gt_copy_2d(&wide, stream, false, async, unaligned);
+    return gt_copy_2d(&wide, stream, false, async);
 }
 
 CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
 {
-    return copy_2d_v1(pCopy, NULL, false, false);
+    return copy_2d_v1(pCopy, NULL, false);
 }
 
 CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
 {
-    return copy_2d_v1(pCopy, NULL, false, true);
+    return copy_2d_v1(pCopy, NULL, false);
 }
 
 CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
 {
-    return copy_2d_v1(pCopy, hStream, true, false);
+    return copy_2d_v1(pCopy, hStream, true);
 }
 
 CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
 {
-    return gt_copy_2d(pCopy, NULL, false, false, false);
+    return gt_copy_2d(pCopy, NULL, false, false);
 }
 
 CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
 {
-    return gt_copy_2d(pCopy, NULL, true, false, false);
+    return gt_copy_2d(pCopy, NULL, true, false);
 }
 
 CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
 {
-    return gt_copy_2d(pCopy, NULL, false, false, true);
+    return gt_copy_2d(pCopy, NULL, false, false);
 }
 
 CUresult CUDAAPI cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
 {
-    return gt_copy_2d(pCopy, NULL, true, false, true);
+    return gt_copy_2d(pCopy, NULL, true, false);
 }
 
 CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
-    return gt_copy_2d(pCopy, hStream, false, true, false);
+    return gt_copy_2d(pCopy, hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
-    return gt_copy_2d(pCopy, hStream, true, true, false);
+    return gt_copy_2d(pCopy, hStream, true, true);
 }

@@ -12,6 +12,10 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #define __CUDA_API_PUSH_VISIBILITY_DEFAULT 1
 #include <cuda.h>
+/* The profiler API's declarations are made public the same way. */
+#pragma GCC visibility push(default)
+#include <cudaProfiler.h>
+#pragma GCC visibility pop
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -19,9 +19,19 @@ struct gt_copy_request {
 };
 
 CUresult gt_copy(struct gt_copy_request *req);
-/* The memory type of a CUDA_MEMCPY2D side, for the 2D entry points. */
-CUresult gt_copy_2d(const CUDA_MEMCPY2D *p, CUstream stream, bool per_thread, bool async,
-                    bool unaligned);
+
+/* One side of a 2D/3D copy as the CUDA_MEMCPY* structures describe it. */
+struct gt_copy_side {
+    CUmemorytype type;
+    const void *host;
+    CUdeviceptr device;
+    size_t x, y, z;       /* offset: bytes, rows, slices */
+    size_t pitch, height; /* bytes per row, rows per slice */
+};
+
+CUresult gt_copy_sides(const struct gt_copy_side *dst, const struct gt_copy_side *src, size_t width,
+                       size_t height, size_t depth, CUstream stream, bool per_thread, bool async);
+CUresult gt_copy_2d(const CUDA_MEMCPY2D *p, CUstream stream, bool per_thread, bool async);
 
 struct gt_memset_request {
     CUstream stream;

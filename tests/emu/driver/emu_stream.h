@@ -20,11 +20,14 @@ enum gt_stream_type {
     GT_STREAM_PER_THREAD   /* CU_STREAM_PER_THREAD: blocking, one per thread */
 };
 
-/* A 2D copy; 1D copies have height 1. */
+/* A 3D copy: `depth` slices of `height` rows of `width` bytes; 1D and 2D
+ * copies have depth 1 (and height 1). */
 struct gt_copy {
     void *dst;
     const void *src;
-    size_t width, height, dpitch, spitch;
+    size_t width, height, depth;
+    size_t dpitch, spitch; /* bytes between rows */
+    size_t dslice, sslice; /* bytes between slices */
 };
 
 /* A 2D memset of `elem`-byte elements; width counts elements. */

@@ -293,3 +293,42 @@ CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
     return free_async(dptr, hStream, true);
 }
+
+/* The CUDA 13 forms name the pool by location and allocation type. */
+static CUresult location_device(const CUmemLocation *location, CUmemAllocationType type,
+                                struct gt_device **d)
+{
+    CUresult r = gt_ready();
+    if (r != CUDA_SUCCESS) return r;
+    if (!location || type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        location->type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE; /* only device pools are emulated */
+    return gt_device_get(location->id, d);
+}
+
+CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location,
+                                        CUmemAllocationType type)
+{
+    struct gt_device *d;
+    CUresult r = location_device(location, type, &d);
+    if (r != CUDA_SUCCESS) return r;
+    return cuDeviceGetDefaultMemPool(pool_out, d->ordinal);
+}
+
+CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location,
+                                 CUmemAllocationType type)
+{
+    struct gt_device *d;
+    CUresult r = location_device(location, type, &d);
+    if (r != CUDA_SUCCESS) return r;
+    return cuDeviceGetMemPool(pool, d->ordinal);
+}
+
+CUresult CUDAAPI cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
+                                 CUmemoryPool pool)
+{
+    struct gt_device *d;
+    CUresult r = location_device(location, type, &d);
+    if (r != CUDA_SUCCESS) return r;
+    return cuDeviceSetMemPool(d->ordinal, pool);
+}

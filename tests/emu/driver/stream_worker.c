@@ -16,12 +16,16 @@ void gt_sleep_until(uint64_t until)
 
 static void run_copy(const struct gt_copy *c)
 {
-    if (c->height <= 1) {
+    if (c->height <= 1 && c->depth <= 1) {
         memmove(c->dst, c->src, c->width);
         return;
     }
-    for (size_t row = 0; row < c->height; row++)
-        memmove((char *)c->dst + row * c->dpitch, (const char *)c->src + row * c->spitch, c->width);
+    for (size_t z = 0; z < (c->depth ? c->depth : 1); z++) {
+        char *dst = (char *)c->dst + z * c->dslice;
+        const char *src = (const char *)c->src + z * c->sslice;
+        for (size_t row = 0; row < c->height; row++)
+            memmove(dst + row * c->dpitch, src + row * c->spitch, c->width);
+    }
 }
 
 static void fill_row(void *dst, uint32_t value, unsigned elem, size_t count)

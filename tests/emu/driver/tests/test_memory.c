@@ -4,6 +4,7 @@
  * GPUTRACE_EMU_MEMORY_MB=256. */
 #include "emu_test.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +138,62 @@ static void test_copy_2d(void **state)
     down.dstPitch = HOST_PITCH;
     down.srcMemoryType = CU_MEMORYTYPE_ARRAY;
     expect_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemcpy2D(&down));
+    ok_cu(cuMemFree(dev));
+}
+
+/* A box of 8 x 3 x 2 bytes out of a 16 x 4 x 3 host volume, to a device
+ * volume of pitch 32 and height 5. */
+static void test_copy_3d(void **state)
+{
+    (void)state;
+    unsigned char host[3][4][16], back[3][4][16];
+    fill(&host[0][0][0], sizeof host, 9);
+    memset(back, 0, sizeof back);
+    CUdeviceptr dev;
+    ok_cu(cuMemAlloc(&dev, 32 * 5 * 3));
+    ok_cu(cuMemsetD8(dev, 0, 32 * 5 * 3));
+    CUDA_MEMCPY3D up = {.srcXInBytes = 2,
+                        .srcY = 1,
+                        .srcZ = 1,
+                        .srcMemoryType = CU_MEMORYTYPE_HOST,
+                        .srcHost = host,
+                        .srcPitch = 16,
+                        .srcHeight = 4,
+                        .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                        .dstDevice = dev,
+                        .dstPitch = 32,
+                        .dstHeight = 5,
+                        .WidthInBytes = 8,
+                        .Height = 3,
+                        .Depth = 2};
+    ok_cu(cuMemcpy3D(&up));
+    CUDA_MEMCPY3D down = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                          .srcDevice = dev,
+                          .srcPitch = 32,
+                          .srcHeight = 5,
+                          .dstXInBytes = 2,
+                          .dstY = 1,
+                          .dstZ = 1,
+                          .dstMemoryType = CU_MEMORYTYPE_HOST,
+                          .dstHost = back,
+                          .dstPitch = 16,
+                          .dstHeight = 4,
+                          .WidthInBytes = 8,
+                          .Height = 3,
+                          .Depth = 2};
+    ok_cu(cuMemcpy3DAsync(&down, NULL));
+    ok_cu(cuCtxSynchronize());
+    for (int z = 0; z < 3; z++)
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 16; x++) {
+                bool inside = z >= 1 && y >= 1 && x >= 2 && x < 10;
+                assert_int_equal(back[z][y][x], inside ? host[z][y][x] : 0);
+            }
+    down.dstLOD = 1;
+    expect_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&down));
+    down.dstLOD = 0;
+    down.srcHeight = 2; /* slices overlap the rows copied */
+    expect_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&down));
     ok_cu(cuMemFree(dev));
 }
 
@@ -394,6 +451,28 @@ static void test_stream_ordered(void **state)
     ok_cu(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
     assert_int_equal(used, 0);
     expect_cu(CUDA_ERROR_INVALID_VALUE, cuMemPoolDestroy(pool)); /* the default pool */
+
+    /* The CUDA 13 forms, by location. */
+    CUmemLocation dev0 = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+    CUmemoryPool by_location, mine;
+    CUmemPoolProps props = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED, .location = dev0};
+    ok_cu(cuMemGetDefaultMemPool(&by_location, &dev0, CU_MEM_ALLOCATION_TYPE_PINNED));
+    assert_ptr_equal(by_location, pool);
+    ok_cu(cuMemPoolCreate(&mine, &props));
+    ok_cu(cuMemSetMemPool(&dev0, CU_MEM_ALLOCATION_TYPE_PINNED, mine));
+    ok_cu(cuMemGetMemPool(&by_location, &dev0, CU_MEM_ALLOCATION_TYPE_PINNED));
+    assert_ptr_equal(by_location, mine);
+    ok_cu(cuMemAllocAsync(&p, 256, s));
+    ok_cu(cuPointerGetAttribute(&of, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
+    assert_ptr_equal(of, mine);
+    ok_cu(cuMemFreeAsync(p, s));
+    ok_cu(cuStreamSynchronize(s));
+    ok_cu(cuMemPoolDestroy(mine));
+    ok_cu(cuDeviceGetMemPool(&current, 0));
+    assert_ptr_equal(current, pool); /* back to the default */
+    CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST};
+    expect_cu(CUDA_ERROR_INVALID_VALUE,
+              cuMemGetMemPool(&by_location, &host, CU_MEM_ALLOCATION_TYPE_PINNED));
     ok_cu(cuStreamDestroy(s));
 }
 
@@ -403,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_alloc_free),
         cmocka_unit_test(test_copies_move_data),
         cmocka_unit_test(test_copy_2d),
+        cmocka_unit_test(test_copy_3d),
         cmocka_unit_test(test_memsets),
         cmocka_unit_test(test_host_memory),
         cmocka_unit_test(test_managed),

@@ -4,6 +4,8 @@
  * busy = 2 ms, quick = 0, others 1000 ns (GPUTRACE_EMU_KERNEL_NS). */
 #include "emu_test.h"
 
+#include <cudaProfiler.h>
+
 #include <stdatomic.h>
 #include <string.h>
 
@@ -209,6 +211,28 @@ static void test_launch_limits(void **state)
     ok_cu(cuCtxSynchronize());
 }
 
+static void test_occupancy_and_profiler(void **state)
+{
+    (void)state;
+    int blocks = 0, min_grid = 0, block = 0;
+    ok_cu(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, quick, 256, 0));
+    assert_int_equal(blocks, 8); /* 2048 threads per SM */
+    ok_cu(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, quick, 32, 0));
+    assert_int_equal(blocks, 32); /* 32 blocks per SM */
+    ok_cu(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, quick, 64, 40 * 1024));
+    assert_int_equal(blocks, 5); /* 228 KiB of shared memory */
+    expect_cu(CUDA_ERROR_INVALID_VALUE,
+              cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, quick, 2048, 0));
+    ok_cu(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, quick, NULL, 0, 0));
+    assert_int_equal(block, 1024);
+    assert_int_equal(min_grid, 2 * 132);
+    size_t smem = 0;
+    ok_cu(cuOccupancyAvailableDynamicSMemPerBlock(&smem, quick, 4, 128));
+    assert_true(smem > 0 && smem <= 100 * 1024);
+    ok_cu(cuProfilerStart());
+    ok_cu(cuProfilerStop());
+}
+
 /* The launch queue holds 2048 incomplete operations: launching 20,000
  * kernels of 1000 ns must make the host wait for most of their time. */
 static void test_launch_queue_blocks_host(void **state)
@@ -234,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_host_functions),
         cmocka_unit_test(test_event_errors),
         cmocka_unit_test(test_launch_limits),
+        cmocka_unit_test(test_occupancy_and_profiler),
         cmocka_unit_test(test_launch_queue_blocks_host),
     };
     return cmocka_run_group_tests(tests, setup, teardown_primary);

@@ -192,6 +192,24 @@ static CUresult memset_d32(void *a, CUstream s)
     return cuMemsetD32Async(b->dev, 1, BYTES / 4, s);
 }
 
+/* 100 slices of 10 rows of 1000 bytes: 10^6 bytes in all. */
+static CUresult copy_3d_pinned(void *a, CUstream s)
+{
+    struct buffers *b = a;
+    CUDA_MEMCPY3D c = {.srcMemoryType = CU_MEMORYTYPE_HOST,
+                       .srcHost = b->pinned,
+                       .srcPitch = 1000,
+                       .srcHeight = 10,
+                       .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                       .dstDevice = b->dev,
+                       .dstPitch = 1000,
+                       .dstHeight = 10,
+                       .WidthInBytes = 1000,
+                       .Height = 10,
+                       .Depth = 100};
+    return cuMemcpy3DAsync(&c, s);
+}
+
 static CUresult peer(void *a, CUstream s)
 {
     struct buffers *b = a;
@@ -222,6 +240,7 @@ static void test_copy_elapsed(void **state)
         time_copy(on, MEMSET_NS, memset_d8, &b);
         time_copy(on, MEMSET_NS, memset_d32, &b);
         time_copy(on, PEER_NS, peer, &b);
+        time_copy(on, PINNED_NS, copy_3d_pinned, &b);
     }
     /* Synchronous copies on the NULL stream are timed the same way. */
     ok_cu(cuEventRecord(start, NULL));
