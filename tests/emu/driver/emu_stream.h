@@ -159,6 +159,10 @@ void gt_stream_advance(struct gt_stream *s, uint64_t start, uint64_t end);
 void gt_stream_after(struct gt_stream *s, uint64_t ts);
 void gt_stream_end(struct gt_stream *s);
 
+/* Queues on s (between begin and end) a wait for the work `t` names,
+ * unless that work is on s itself or already carried out. */
+void gt_stream_push_wait(struct gt_stream *s, const struct gt_wait_target *t);
+
 /* The next sequence number of the worker queue (lock held). */
 static inline uint64_t gt_stream_seq(const struct gt_stream *s)
 {
@@ -215,6 +219,17 @@ struct gt_event {
 #define GT_EVENT_KEEP offsetof(struct gt_event, ctx)
 
 CUresult gt_event_check(CUevent h, struct gt_event **out);
+
+/* What a reader of an event needs: its timestamp and the stream work it
+ * follows. Reading fixes the timestamp (see event.c). */
+struct gt_event_view {
+    bool recorded;
+    bool captured;
+    uint64_t ts;
+    struct gt_wait_target at;
+};
+
+void gt_event_observe(struct gt_event *ev, struct gt_event_view *v);
 /* Re-times events recorded on an idle stream to the start of the work that
  * followed them (stream lock held). */
 void gt_anchor_resolve(struct gt_stream *s, uint64_t start);

@@ -98,33 +98,24 @@ void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
     gt_count(&gt_counters.event_records);
 }
 
-/* What a reader of an event needs; reading seals the timestamp. */
-struct gt_event_view {
-    bool recorded;
-    bool captured;
-    uint64_t ts;
-    struct gt_stream *stream;
-    unsigned long long stream_id;
-    uint64_t seq;
-};
-
-static void observe(struct gt_event *ev, struct gt_event_view *v)
+void gt_event_observe(struct gt_event *ev, struct gt_event_view *v)
 {
     pthread_mutex_lock(&ev->lock);
     ev->sealed = true;
     v->recorded = ev->recorded;
     v->captured = ev->capture != NULL;
     v->ts = ev->ts;
-    v->stream = ev->stream;
-    v->stream_id = ev->stream_id;
-    v->seq = ev->work_seq;
+    v->at.stream = ev->stream;
+    v->at.stream_id = ev->stream_id;
+    v->at.seq = ev->work_seq;
     pthread_mutex_unlock(&ev->lock);
 }
 
 static bool view_complete(const struct gt_event_view *v)
 {
     if (!v->recorded) return true;
-    return gt_stream_work_done(v->stream, v->stream_id, v->seq) && v->ts <= gt_now() + GT_SLACK_NS;
+    return gt_stream_work_done(v->at.stream, v->at.stream_id, v->at.seq) &&
+           v->ts <= gt_now() + GT_SLACK_NS;
 }
 
 CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -223,7 +214,7 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent)
     CUresult r = gt_event_check(hEvent, &ev);
     if (r != CUDA_SUCCESS) return r;
     struct gt_event_view v;
-    observe(ev, &v);
+    gt_event_observe(ev, &v);
     if (v.captured) return CUDA_ERROR_CAPTURED_EVENT;
     return view_complete(&v) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -234,9 +225,9 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
     CUresult r = gt_event_check(hEvent, &ev);
     if (r != CUDA_SUCCESS) return r;
     struct gt_event_view v;
-    observe(ev, &v);
+    gt_event_observe(ev, &v);
     if (v.captured) return CUDA_ERROR_CAPTURED_EVENT;
-    if (v.recorded) gt_wait_complete(v.stream, v.stream_id, v.seq, v.ts);
+    if (v.recorded) gt_wait_complete(v.at.stream, v.at.stream_id, v.at.seq, v.ts);
     return CUDA_SUCCESS;
 }
 
@@ -249,8 +240,8 @@ static CUresult elapsed_time(float *pMilliseconds, CUevent hStart, CUevent hEnd)
     if (!pMilliseconds) return CUDA_ERROR_INVALID_VALUE;
     if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
     struct gt_event_view va, vb;
-    observe(a, &va);
-    observe(b, &vb);
+    gt_event_observe(a, &va);
+    gt_event_observe(b, &vb);
     if (!va.recorded || !vb.recorded) return CUDA_ERROR_INVALID_HANDLE;
     if (va.captured || vb.captured) return CUDA_ERROR_CAPTURED_EVENT;
     if (!view_complete(&va) || !view_complete(&vb)) return CUDA_ERROR_NOT_READY;

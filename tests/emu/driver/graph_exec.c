@@ -166,23 +166,11 @@ static uint64_t run_event_record(struct gt_stream *s, struct gt_event *ev, uint6
 static uint64_t run_event_wait(struct gt_stream *s, struct gt_event *ev, uint64_t start)
 {
     if (!gt_object_is(ev, GT_KIND_EVENT)) return start;
-    pthread_mutex_lock(&ev->lock);
-    ev->sealed = true;
-    bool usable = ev->recorded && !ev->capture;
-    uint64_t ts = ev->ts;
-    struct gt_stream *t = ev->stream;
-    unsigned long long id = ev->stream_id;
-    uint64_t seq = ev->work_seq;
-    pthread_mutex_unlock(&ev->lock);
-    if (!usable) return start;
-    if (t != s && !gt_stream_work_done(t, id, seq)) {
-        struct gt_op op = {.kind = GT_OP_WAIT};
-        op.u.wait.stream = t;
-        op.u.wait.stream_id = id;
-        op.u.wait.seq = seq;
-        gt_stream_push(s, &op, false);
-    }
-    return gt_max_u64(start, ts);
+    struct gt_event_view v;
+    gt_event_observe(ev, &v);
+    if (!v.recorded || v.captured) return start;
+    gt_stream_push_wait(s, &v.at);
+    return gt_max_u64(start, v.ts);
 }
 
 /* Schedules node i at `start` and returns its end. */

@@ -190,6 +190,14 @@ uint64_t gt_stream_begin(struct gt_stream *s, size_t n_ops)
     return gt_max_u64(s->submit_now, after);
 }
 
+void gt_stream_push_wait(struct gt_stream *s, const struct gt_wait_target *t)
+{
+    if (t->stream == s || gt_stream_work_done(t->stream, t->stream_id, t->seq)) return;
+    struct gt_op op = {.kind = GT_OP_WAIT};
+    op.u.wait = *t;
+    ring_append(s, &op);
+}
+
 void gt_stream_push(struct gt_stream *s, const struct gt_op *op, bool may_inline)
 {
     if (may_inline && s->work_head == s->work_tail) s->inline_pending = true;

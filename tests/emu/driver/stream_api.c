@@ -179,24 +179,12 @@ static CUresult stream_wait_event(CUstream hStream, CUevent hEvent, unsigned fla
     if (captured || gt_stream_capture(s))
         return gt_capture_wait_event(s, ev, flags & CU_EVENT_WAIT_EXTERNAL);
 
-    pthread_mutex_lock(&ev->lock);
-    ev->sealed = true;
-    bool recorded = ev->recorded;
-    uint64_t ts = ev->ts;
-    struct gt_stream *t = ev->stream;
-    unsigned long long id = ev->stream_id;
-    uint64_t seq = ev->work_seq;
-    pthread_mutex_unlock(&ev->lock);
-    if (!recorded) return CUDA_SUCCESS; /* waiting on a never-recorded event is a no-op */
+    struct gt_event_view v;
+    gt_event_observe(ev, &v);
+    if (!v.recorded) return CUDA_SUCCESS; /* waiting on a never-recorded event is a no-op */
     uint64_t ready = gt_stream_begin(s, 0);
-    if (t != s && !gt_stream_work_done(t, id, seq)) {
-        struct gt_op op = {.kind = GT_OP_WAIT};
-        op.u.wait.stream = t;
-        op.u.wait.stream_id = id;
-        op.u.wait.seq = seq;
-        gt_stream_push(s, &op, false);
-    }
-    gt_stream_advance(s, ready, gt_max_u64(ready, ts));
+    gt_stream_push_wait(s, &v.at);
+    gt_stream_advance(s, ready, gt_max_u64(ready, v.ts));
     gt_stream_end(s);
     return CUDA_SUCCESS;
 }
