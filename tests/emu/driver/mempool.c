@@ -19,6 +19,8 @@ struct gt_mempool {
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_mempool *default_pools[GT_MAX_DEVICES];
 static struct gt_mempool *current_pools[GT_MAX_DEVICES];
+/* Destroyed pools, kept: allocations made from them still point at them. */
+static struct gt_mempool *destroyed_pools;
 
 static struct gt_mempool *pool_new(struct gt_device *dev, bool is_default)
 {
@@ -133,9 +135,13 @@ CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
     if (p->is_default) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&pools_lock);
     if (current_pools[p->dev->ordinal] == p) current_pools[p->dev->ordinal] = NULL;
+    bool first = gt_object_kill(p, GT_KIND_MEMPOOL);
+    if (first) {
+        p->obj.pool_next = (struct gt_object *)destroyed_pools;
+        destroyed_pools = p;
+    }
     pthread_mutex_unlock(&pools_lock);
-    gt_object_kill(p, GT_KIND_MEMPOOL);
-    return CUDA_SUCCESS;
+    return first ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
