@@ -155,6 +155,7 @@ void gt_report_add(gt_report *r, const gt_event *ev)
 {
     r->events++;
     if (ev->flags & GT_EVF_NESTED) return;
+    gt_advice_add(&r->advice, ev);
     /* Most programs have no NVTX range open: skip the call then. */
     if (r->nvtx.nthreads && gt_report_enabled(r, GT_CAT_NVTX))
         gt_nvtx_observe(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);

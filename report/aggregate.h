@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "advice.h"
 #include "gpu_busy.h"
 #include "memory.h"
 #include "nvtx.h"
@@ -30,6 +31,7 @@ struct gt_report {
     gt_memory memory;
     gt_nvtx nvtx;
     gt_gpu_busy busy;
+    gt_advice_acc advice;
 };
 
 static inline bool gt_report_enabled(const gt_report *r, enum gt_category c)
@@ -43,5 +45,24 @@ unsigned gt_report_key_strings(enum gt_category c);
 /* The rows of a category in report order (gt_table_sorted); the caller
  * frees the array. */
 gt_sorted_row *gt_report_sorted_rows(const gt_report *r, enum gt_category c, size_t *n);
+
+/* A row's name in words, the same in every format (row_label.c), in a
+ * new string (NULL when out of memory):
+ *   kernel   the kernel's name; "graph" for a graph launch
+ *   memcpy   direction, host memory (none for DtoD and PtoP), async or
+ *            sync: "HtoD pinned async", "DtoD sync"
+ *   memset   "async" or "sync"
+ *   compile  "api program", then " (failed)" when it failed
+ *   module   "api kind": "cuModuleLoadData ptx"
+ *   nvtx     "domain:message", or the message in the default domain
+ *   sync, api  the entry point */
+char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row);
+char *gt_copy_label(enum gt_copy_dir dir, enum gt_host_mem host, bool async);
+
+/* Bandwidth of a transfer row in GB/s (10^9 bytes per second of its time). */
+static inline double gt_row_gbps(const gt_row *row)
+{
+    return row->time.total ? (double)row->timed_bytes / (double)row->time.total : 0.0;
+}
 
 #endif

@@ -61,7 +61,20 @@ const char *gt_gpu_timing_name(enum gt_gpu_timing t);
  * left out for want of memory (what was written is still valid JSON). */
 int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out);
 
-/* The terminal summary at the report's verbosity. */
+/* The terminal summary (SPEC §5) at verbosity v: nothing at none; a
+ * header, the tables (top rows, names cut to fit 120 columns) and the
+ * advice at default; every row, whole names, the NVTX tree and the
+ * largest leaks at verbose; also the report's own diagnostics at debug.
+ * Returns 0, or -1 after a write error or when rows had to be left out
+ * for want of memory. */
+int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
+                               FILE *out);
+
+/* The summary at the report's verbosity. */
 int gt_report_write_summary(const gt_report *r, const gt_process_info *p, FILE *out);
+
+/* SPEC §7 CSV (see csv.c for the fields of each category); p is unused
+ * (the writers share one signature). Returns 0 or -1 as the JSON writer. */
+int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out);
 
 #endif

@@ -90,12 +90,6 @@ static void kernel_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "api_ns_total", row->api_ns_total);
 }
 
-/* Bytes per GPU nanosecond is 10^9 bytes per second. */
-static double gbps(const gt_row *row)
-{
-    return row->time.total ? (double)row->timed_bytes / (double)row->time.total : 0.0;
-}
-
 static void memcpy_row(json_ctx *c, const gt_row *row)
 {
     gt_json_kv_string(&c->w, "direction", gt_copy_dir_name(row->key.f[0]));
@@ -105,7 +99,7 @@ static void memcpy_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "bytes", row->bytes);
     write_stats(c, "gpu_ns", &row->time);
     gt_json_key(&c->w, "gbps");
-    gt_json_fixed(&c->w, gbps(row), 3);
+    gt_json_fixed(&c->w, gt_row_gbps(row), 3);
 }
 
 static void memset_row(json_ctx *c, const gt_row *row)
@@ -214,11 +208,19 @@ static void write_memory(json_ctx *c)
     gt_json_object_end(&c->w);
 }
 
-/* Advice rules (SPEC §8) add their findings here. */
-static void write_advice(json_ctx *c)
+static void write_advice(json_ctx *c, const gt_process_info *p)
 {
+    gt_advice found[GT_ADVICE_RULES];
+    size_t n = gt_report_advice(c->r, p, found);
     gt_json_key(&c->w, "advice");
     gt_json_array_begin(&c->w, false);
+    for (size_t i = 0; i < n; i++) {
+        gt_json_object_begin(&c->w, true);
+        gt_json_kv_string(&c->w, "rule", found[i].rule);
+        gt_json_kv_uint(&c->w, "count", found[i].count);
+        gt_json_kv_string(&c->w, "message", found[i].message);
+        gt_json_object_end(&c->w);
+    }
     gt_json_array_end(&c->w);
 }
 
@@ -257,7 +259,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_table(&c, "sync", GT_CAT_SYNC, sync_row);
     write_table(&c, "nvtx", GT_CAT_NVTX, nvtx_row);
     write_table(&c, "api", GT_CAT_API, api_row);
-    write_advice(&c);
+    write_advice(&c, p);
     write_anomalies(&c);
     gt_json_object_end(&c.w);
     int rc = gt_json_finish(&c.w);

@@ -1,75 +1,241 @@
-/* The terminal summary: a header line, then one line per enabled category
- * (the full tables build on this). */
+/* The terminal summary (SPEC §5): a header line, a warning when events
+ * were dropped, one section per enabled category, the advice, and at
+ * debug verbosity what the report itself had to work around. */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "aggregate.h"
 #include "format.h"
+#include "summary.h"
+#include "text_table.h"
 
-static uint64_t table_time(const gt_table *t)
+#define LEAKS_SHOWN 5u /* largest leaks listed per device at verbose */
+
+static uint64_t wall_ns(const gt_process_info *p)
 {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < t->nrows; i++)
-        total += t->rows[i].time.total;
-    return total;
+    return p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 }
 
-static void write_header(const gt_report *r, const gt_process_info *p, FILE *out)
+/* The header's fields after the command, so that the command can be cut
+ * to make the line fit. */
+static void write_header(const gt_summary *s)
 {
-    char wall[GT_FORMAT_CAP], busy[GT_FORMAT_CAP];
-    uint64_t wall_ns = p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
-    const char *command = p && p->command && p->command[0] ? p->command : "(unknown)";
-    fprintf(out,
-            "gputrace: %s | wall %s | GPU busy %s | %" PRIu64 " events | %" PRIu64 " dropped\n",
-            command, gt_format_ns(wall_ns, wall, sizeof(wall)),
-            gt_format_ns(gt_gpu_busy_ns(&r->busy), busy, sizeof(busy)), r->events, r->dropped);
+    char wall[GT_FORMAT_CAP], busy[GT_FORMAT_CAP], share[GT_FORMAT_CAP], rest[256];
+    uint64_t wall_time = wall_ns(s->p), busy_ns = gt_gpu_busy_ns(&s->r->busy);
+    int n = snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
+                     gt_format_ns(wall_time, wall, sizeof wall),
+                     gt_format_ns(busy_ns, busy, sizeof busy));
+    if (wall_time && n > 0 && (size_t)n < sizeof rest)
+        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s)",
+                      gt_summary_percent(busy_ns, wall_time, share, sizeof share));
+    if (n > 0 && (size_t)n < sizeof rest)
+        snprintf(rest + n, sizeof rest - (size_t)n, " | %" PRIu64 " events | %" PRIu64 " dropped",
+                 s->r->events, s->r->dropped);
+    const char *prefix = "gputrace: ";
+    char *command =
+        gt_text_safe(s->p && s->p->command && s->p->command[0] ? s->p->command : "(unknown)");
+    size_t used = strlen(prefix) + gt_text_width(rest);
+    size_t room = used < GT_TEXT_WIDTH ? GT_TEXT_WIDTH - used : 0;
+    fputs(prefix, s->out);
+    gt_text_put_shortened(s->out, command ? command : "", room > 20 ? room : 20);
+    fprintf(s->out, "%s\n", rest);
+    free(command);
+    if (s->r->dropped)
+        fprintf(s->out,
+                "gputrace: warning: %" PRIu64 " events were dropped because the event buffers were "
+                "full: every table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n",
+                s->r->dropped);
 }
 
-static void write_memory_line(const gt_memory *m, FILE *out)
+static const char *device_name(int32_t device, char *buf, size_t cap)
 {
-    uint64_t allocs = 0, frees = 0, peak = 0, leaked = 0, leaked_bytes = 0;
+    if (device == GT_MEM_HOST_DEVICE) return "host pinned";
+    snprintf(buf, cap, "GPU %d", (int)device);
+    return buf;
+}
+
+static void write_leaks(gt_summary *s, const gt_mem_device *d)
+{
+    gt_mem_leak leaks[LEAKS_SHOWN];
+    size_t n = gt_memory_largest_leaks(&s->r->memory, d->device, leaks, LEAKS_SHOWN);
+    if (!n) return;
+    char dev[32];
+    fprintf(s->out, "%slargest leaks on %s:", GT_TEXT_INDENT,
+            device_name(d->device, dev, sizeof dev));
+    uint64_t start = s->p ? s->p->start_ns : 0;
+    for (size_t i = 0; i < n; i++) {
+        char bytes[GT_FORMAT_CAP], at[GT_FORMAT_CAP];
+        uint64_t t = leaks[i].time > start ? leaks[i].time - start : 0;
+        fprintf(s->out, "%s %s %s at +%s", i ? "," : "",
+                gt_format_bytes(leaks[i].bytes, bytes, sizeof bytes),
+                gt_mem_kind_name(leaks[i].kind), gt_format_ns(t, at, sizeof at));
+    }
+    fputc('\n', s->out);
+}
+
+static void write_memory(gt_summary *s)
+{
+    const gt_memory *m = &s->r->memory;
+    if (!m->ndevices) {
+        fputs("memory: none recorded\n", s->out);
+        return;
+    }
+    uint64_t allocs = 0, frees = 0;
+    unsigned gpus = 0;
     for (uint32_t i = 0; i < m->ndevices; i++) {
         allocs += m->devices[i].allocs;
         frees += m->devices[i].frees;
-        if (m->devices[i].peak_bytes > peak) peak = m->devices[i].peak_bytes;
-        leaked += m->devices[i].live_allocs;
-        leaked_bytes += m->devices[i].current_bytes;
+        gpus += m->devices[i].device != GT_MEM_HOST_DEVICE;
     }
-    char peak_text[GT_FORMAT_CAP], leaked_text[GT_FORMAT_CAP];
-    fprintf(out,
-            "  %-8s %" PRIu32 " devices, %" PRIu64 " allocs, %" PRIu64 " frees, peak %s, "
-            "leaked %" PRIu64 " (%s)\n",
-            "memory", m->ndevices, allocs, frees,
-            gt_format_bytes(peak, peak_text, sizeof(peak_text)), leaked,
-            gt_format_bytes(leaked_bytes, leaked_text, sizeof(leaked_text)));
+    fprintf(s->out, "memory: %u %s, %" PRIu64 " allocations, %" PRIu64 " frees\n", gpus,
+            gpus == 1 ? "GPU" : "GPUs", allocs, frees);
+    static const gt_text_column cols[] = {
+        {"Device", false, false}, {"Allocs", true, false}, {"Frees", true, false},
+        {"Current", true, false}, {"Peak", true, false},   {"Leaked", true, false},
+    };
+    gt_text_table tt;
+    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+    for (uint32_t i = 0; i < m->ndevices; i++) {
+        const gt_mem_device *d = &m->devices[i];
+        char dev[32], n_allocs[24], n_frees[24], cur[GT_FORMAT_CAP], peak[GT_FORMAT_CAP],
+            leaked[GT_FORMAT_CAP + 32], lb[GT_FORMAT_CAP];
+        snprintf(n_allocs, sizeof n_allocs, "%" PRIu64, d->allocs);
+        snprintf(n_frees, sizeof n_frees, "%" PRIu64, d->frees);
+        snprintf(leaked, sizeof leaked, "%" PRIu64 " (%s)", d->live_allocs,
+                 gt_format_bytes(d->current_bytes, lb, sizeof lb));
+        const char *cells[] = {device_name(d->device, dev, sizeof dev),
+                               n_allocs,
+                               n_frees,
+                               gt_format_bytes(d->current_bytes, cur, sizeof cur),
+                               gt_format_bytes(d->peak_bytes, peak, sizeof peak),
+                               leaked};
+        gt_text_table_add(&tt, cells);
+    }
+    if (gt_text_table_print(&tt, s->out, GT_TEXT_WIDTH) != 0) s->rc = -1;
+    gt_text_table_free(&tt);
+    if (s->v >= GT_VERB_VERBOSE)
+        for (uint32_t i = 0; i < m->ndevices; i++)
+            write_leaks(s, &m->devices[i]);
 }
 
-static void write_nvtx_anomalies(const gt_nvtx_counts *n, FILE *out)
+/* Ranges the NVTX table could not take at face value. */
+static void write_nvtx_notes(gt_summary *s)
 {
-    if (n->unbalanced_pops) fprintf(out, ", %" PRIu64 " unbalanced pops", n->unbalanced_pops);
-    if (n->open_at_exit) fprintf(out, ", %" PRIu64 " open at exit", n->open_at_exit);
-    if (n->unmatched_ends) fprintf(out, ", %" PRIu64 " unmatched ends", n->unmatched_ends);
-    if (n->too_deep) fprintf(out, ", %" PRIu64 " nested too deep", n->too_deep);
+    const gt_nvtx_counts *n = &s->r->nvtx.counts;
+    const struct {
+        uint64_t count;
+        const char *what;
+    } notes[] = {
+        {n->unbalanced_pops, "pops with no open range"},
+        {n->open_at_exit, "ranges still open at exit (closed there)"},
+        {n->unmatched_ends, "range ends with no start"},
+        {n->too_deep, "pushes nested too deep to time"},
+    };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+        if (notes[i].count)
+            fprintf(s->out, "%snote: %" PRIu64 " %s\n", GT_TEXT_INDENT, notes[i].count,
+                    notes[i].what);
 }
 
-static void write_category_line(const gt_report *r, enum gt_category c, FILE *out)
+/* Words of text wrapped at GT_TEXT_WIDTH, continuation lines indented. */
+static void write_wrapped(FILE *out, const char *first, const char *text)
 {
-    if (c == GT_CAT_MEMORY) {
-        write_memory_line(&r->memory, out);
+    const char *cont = "      ";
+    size_t col = gt_text_width(first);
+    fputs(first, out);
+    for (const char *p = text; *p;) {
+        const char *space = strchr(p, ' ');
+        size_t len = space ? (size_t)(space - p) : strlen(p);
+        char *word = strndup(p, len);
+        size_t w = word ? gt_text_width(word) : len;
+        if (col > strlen(cont) && col + 1 + w > GT_TEXT_WIDTH) {
+            fprintf(out, "\n%s", cont);
+            col = strlen(cont);
+        } else if (p != text) {
+            fputc(' ', out);
+            col++;
+        }
+        fputs(word ? word : "", out);
+        free(word);
+        col += w;
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', out);
+}
+
+static void write_advice(gt_summary *s)
+{
+    gt_advice found[GT_ADVICE_RULES];
+    size_t n = gt_report_advice(s->r, s->p, found);
+    if (!n) {
+        fputs("advice: none\n", s->out);
         return;
     }
-    const gt_table *t = &r->tables[c];
-    char total[GT_FORMAT_CAP];
-    fprintf(out, "  %-8s %" PRIu32 " rows, %" PRIu64 " calls, %s", gt_category_name(c), t->nrows,
-            gt_table_calls(t), gt_format_ns(table_time(t), total, sizeof(total)));
-    if (c == GT_CAT_NVTX) write_nvtx_anomalies(&r->nvtx.counts, out);
+    fputs("advice:\n", s->out);
+    for (size_t i = 0; i < n; i++) {
+        char first[64];
+        snprintf(first, sizeof first, "%s[%s] ", GT_TEXT_INDENT, found[i].rule);
+        char *message = gt_text_safe(found[i].message);
+        write_wrapped(s->out, first, message ? message : "");
+        free(message);
+    }
+}
+
+/* Debug: what the report had to work around or leave out. */
+static void write_diagnostics(gt_summary *s)
+{
+    const gt_report *r = s->r;
+    const gt_nvtx_counts *n = &r->nvtx.counts;
+    uint64_t unknown_frees = 0;
+    for (uint32_t i = 0; i < r->memory.ndevices; i++)
+        unknown_frees += gt_memory_unknown_frees(&r->memory.devices[i]);
+    fputs("diagnostics:\n", s->out);
+    fprintf(s->out, "%srows:", GT_TEXT_INDENT);
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++)
+        if (c != GT_CAT_MEMORY)
+            fprintf(s->out, " %s %" PRIu32, gt_category_name(c), r->tables[c].nrows);
+    fputc('\n', s->out);
+    fprintf(s->out,
+            "%snvtx: %" PRIu64 " marks, %" PRIu64 " unbalanced pops, %" PRIu64
+            " open at exit, %" PRIu64 " unmatched ends, %" PRIu64 " nested too deep, %" PRIu64
+            " untracked\n",
+            GT_TEXT_INDENT, n->marks, n->unbalanced_pops, n->open_at_exit, n->unmatched_ends,
+            n->too_deep, n->untracked);
+    fprintf(s->out, "%smemory: %" PRIu64 " frees of unknown addresses\n", GT_TEXT_INDENT,
+            unknown_frees);
+    fprintf(s->out,
+            "%sgpu busy: %" PRIu64 " intervals, %" PRIu64 " ns clipped (records later than the "
+            "merge window)\n",
+            GT_TEXT_INDENT, r->busy.intervals, r->busy.clipped_ns);
+}
+
+int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
+                               FILE *out)
+{
+    if (v == GT_VERB_NONE) return 0;
+    gt_summary s = {r, p, v, out, 0};
+    write_header(&s);
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
+        if (!gt_report_enabled(r, c)) continue;
+        fputc('\n', out);
+        if (c == GT_CAT_MEMORY)
+            write_memory(&s);
+        else
+            gt_summary_table(&s, c);
+        if (c == GT_CAT_NVTX) write_nvtx_notes(&s);
+    }
     fputc('\n', out);
+    write_advice(&s);
+    if (v >= GT_VERB_DEBUG) {
+        fputc('\n', out);
+        write_diagnostics(&s);
+    }
+    return ferror(out) || s.rc ? -1 : 0;
 }
 
 int gt_report_write_summary(const gt_report *r, const gt_process_info *p, FILE *out)
 {
-    if (r->opt.verbosity == GT_VERB_NONE) return 0;
-    write_header(r, p, out);
-    for (unsigned c = 0; c < GT_CAT_COUNT; c++)
-        if (gt_report_enabled(r, c)) write_category_line(r, c, out);
-    return ferror(out) ? -1 : 0;
+    return gt_report_write_summary_at(r, p, r->opt.verbosity, out);
 }

@@ -11,3 +11,9 @@ add_test(NAME unit.report_json_parse
          COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_json_check.py
                  $<TARGET_FILE:unit_report_json>)
 set_tests_properties(unit.report_json_parse PROPERTIES LABELS "unit;report")
+
+# The writers: the summary against golden files (tests/golden), CSV parsed
+# back by python3's csv module, the Chrome trace checked for structure,
+# the advice rules.
+gt_unit_test(report_text SOURCES test_report_text.c LIBS gt_report LABELS report)
+target_compile_definitions(unit_report_text PRIVATE GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")

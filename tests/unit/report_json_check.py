@@ -127,7 +127,13 @@ def check_schema(doc, enabled, label):
     check(bool(devices) == ("memory" in enabled), f"{label}.memory.devices")
     for i, d in enumerate(devices):
         check_object(d, DEVICE, f"{label}.memory.devices[{i}]")
-    check(doc.get("advice") == [], f"{label}.advice")
+    advice = doc.get("advice")
+    check(isinstance(advice, list), f"{label}.advice is not an array")
+    for i, a in enumerate(advice if isinstance(advice, list) else []):
+        check_object(a, {"rule": str, "count": int, "message": str}, f"{label}.advice[{i}]")
+    # The emitted report leaves one device allocation live: only `leak` fires.
+    rules = [a.get("rule") for a in advice] if isinstance(advice, list) else None
+    check(rules == (["leak"] if "memory" in enabled else []), f"{label}.advice rules {rules}")
 
 
 def check_names(doc):

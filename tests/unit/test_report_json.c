@@ -1,7 +1,7 @@
-/* The JSON report and the summary.
+/* The JSON report.
  *
  * Run with no arguments: cmocka tests of string escaping, the writer's
- * structure, readable units and the summary lines.
+ * structure and readable units (the summary has its own tests).
  * Run as `--emit CATEGORIES HEXNAME...`: prints a report built from
  * records of every kind, with the given names (hex-encoded bytes, so that
  * any byte can be passed) as kernel, range and program names, for
@@ -131,60 +131,6 @@ static void test_units(void **unused)
     assert_string_equal(gt_format_bytes(3ull << 30, b, sizeof(b)), "3.00 GiB");
 }
 
-static char *summary(unsigned categories, enum gt_verbosity verbosity)
-{
-    gt_strtab *names = gt_strtab_create();
-    gt_report_options opt = {.categories = categories, .verbosity = verbosity};
-    gt_report *r = gt_report_create(&opt, names);
-    gt_event k = kernel_event(intern(names, "k"), 1, 0, 1000, 1001000);
-    gt_report_add(r, &k);
-    k.gpu_start += 500000;
-    k.gpu_end += 500000;
-    gt_report_add(r, &k);
-    gt_event a = mem_event(GT_EV_ALLOC, 1, 0, 0x100, 2048, GT_MEM_DEVICE, 0);
-    gt_report_add(r, &a);
-    gt_report_add_dropped(r, 7);
-    gt_process_info p = {.command = "./solver --n 3", .start_ns = 1000, .end_ns = 2000001000};
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    assert_int_equal(gt_report_write_summary(r, &p, f), 0);
-    fclose(f);
-    gt_report_destroy(r);
-    gt_strtab_destroy(names);
-    return buf;
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
-static void test_summary(void **unused)
-{
-    (void)unused;
-    char *none = summary(GT_CAT_ALL, GT_VERB_NONE);
-    assert_string_equal(none, "");
-    free(none);
-
-    char *text = summary(GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMORY), GT_VERB_DEFAULT);
-    const char *header =
-        "gputrace: ./solver --n 3 | wall 2.00 s | GPU busy 1.50 ms | 3 events | 7 dropped\n";
-    assert_memory_equal(text, header, strlen(header));
-    assert_int_equal(count_lines(text), 3);
-    assert_non_null(strstr(text, "  kernel   1 rows, 2 calls, 2.00 ms\n"));
-    assert_non_null(
-        strstr(text, "  memory   1 devices, 1 allocs, 0 frees, peak 2.00 KiB, leaked 1"));
-    free(text);
-
-    text = summary(GT_CAT_ALL, GT_VERB_VERBOSE);
-    assert_int_equal(count_lines(text), 1 + GT_CAT_COUNT);
-    free(text);
-}
-
 static int hex_value(char c)
 {
     if (c >= '0' && c <= '9') return c - '0';
@@ -293,7 +239,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_invalid_utf8_is_replaced),
         cmocka_unit_test(test_writer_structure),
         cmocka_unit_test(test_units),
-        cmocka_unit_test(test_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,238 @@
+#include "advice.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "aggregate.h"
+#include "format.h"
+
+static uint64_t host_ns(const gt_event *ev)
+{
+    return ev->host_end > ev->host_start ? ev->host_end - ev->host_start : 0;
+}
+
+/* Counts ev; it becomes the worst example when it has the most bytes
+ * (by_bytes) or the longest host time. */
+static void tally(gt_advice_tally *t, const gt_event *ev, uint8_t dir, bool by_bytes)
+{
+    uint64_t ns = host_ns(ev);
+    t->count++;
+    t->bytes += ev->bytes;
+    t->ns += ns;
+    bool worse = t->count == 1 || (by_bytes ? ev->bytes > t->worst.bytes : ns > t->worst.ns);
+    if (worse) t->worst = (gt_advice_example){ev->api, dir, ev->bytes, ns};
+}
+
+static void add_copy(gt_advice_acc *a, const gt_event *ev)
+{
+    uint8_t dir = ev->u.copy.dir;
+    bool async = (ev->flags & GT_EVF_ASYNC) != 0;
+    if (async && ev->u.copy.host_mem == GT_HOST_PAGEABLE) tally(&a->pageable_async, ev, dir, true);
+    if (!async && (dir == GT_DIR_HTOD || dir == GT_DIR_DTOH) &&
+        ev->bytes > GT_ADVICE_SYNC_MEMCPY_BYTES)
+        tally(&a->sync_copy, ev, dir, false);
+    if (ev->bytes < GT_ADVICE_SMALL_MEMCPY_BYTES && dir < GT_DIR_COUNT) {
+        tally(&a->small_copy, ev, dir, false);
+        a->small_by_dir[dir]++;
+    }
+}
+
+void gt_advice_add(gt_advice_acc *a, const gt_event *ev)
+{
+    if (ev->result != 0) return; /* a failed call did no work to advise on */
+    switch (ev->kind) {
+    case GT_EV_MEMCPY:
+        add_copy(a, ev);
+        break;
+    case GT_EV_SYNC:
+        tally(&a->sync_call, ev, 0, false);
+        break;
+    case GT_EV_MODULE:
+        if (ev->u.module.image_kind == GT_IMAGE_PTX) tally(&a->ptx_load, ev, 0, false);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------ the rules */
+
+typedef struct advice_ctx {
+    const gt_report *r;
+    const gt_process_info *p;
+    gt_advice *out;
+    size_t n;
+} advice_ctx;
+
+static void say(advice_ctx *c, const char *rule, uint64_t count, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void say(advice_ctx *c, const char *rule, uint64_t count, const char *fmt, ...)
+{
+    gt_advice *a = &c->out[c->n++];
+    a->rule = rule;
+    a->count = count;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->message, sizeof(a->message), fmt, ap);
+    va_end(ap);
+}
+
+static const char *noun(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+static const char *api_name(const advice_ctx *c, uint32_t id)
+{
+    const char *s = gt_strtab_get(c->r->names, id);
+    return s[0] ? s : "(unknown call)";
+}
+
+/* Readable units, each in its own buffer so that one message can hold several. */
+typedef struct units {
+    char a[GT_FORMAT_CAP], b[GT_FORMAT_CAP], c[GT_FORMAT_CAP];
+} units;
+
+static void pageable_async_memcpy(advice_ctx *c, const gt_advice_tally *t)
+{
+    if (!t->count) return;
+    units u;
+    say(c, "pageable-async-memcpy", t->count,
+        "%" PRIu64 " async %s (%s) used pageable host memory, so the driver ran %s synchronously: "
+        "allocate those host buffers pinned (cudaMallocHost, cuMemHostAlloc) or pin them with "
+        "cudaHostRegister. Largest: %s %s of %s.",
+        t->count, noun(t->count, "copy", "copies"), gt_format_bytes(t->bytes, u.a, sizeof u.a),
+        noun(t->count, "it", "them"), api_name(c, t->worst.api), gt_copy_dir_name(t->worst.dir),
+        gt_format_bytes(t->worst.bytes, u.b, sizeof u.b));
+}
+
+static void sync_memcpy(advice_ctx *c, const gt_advice_tally *t)
+{
+    if (!t->count) return;
+    units u;
+    say(c, "sync-memcpy", t->count,
+        "%" PRIu64 " synchronous %s over 64 KiB blocked the host for %s: use async copies from "
+        "pinned memory on a stream so that they overlap with GPU work. Longest: %s %s of %s, %s.",
+        t->count, noun(t->count, "copy", "copies"), gt_format_ns(t->ns, u.a, sizeof u.a),
+        api_name(c, t->worst.api), gt_copy_dir_name(t->worst.dir),
+        gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
+        gt_format_ns(t->worst.ns, u.c, sizeof u.c));
+}
+
+static void small_memcpy(advice_ctx *c, const gt_advice_acc *a)
+{
+    const gt_advice_tally *t = &a->small_copy;
+    if (t->count < GT_ADVICE_SMALL_MEMCPY_MIN_COUNT) return;
+    unsigned most = 0;
+    for (unsigned d = 1; d < GT_DIR_COUNT; d++)
+        if (a->small_by_dir[d] > a->small_by_dir[most]) most = d;
+    units u;
+    say(c, "small-memcpy", t->count,
+        "%" PRIu64 " copies under 4 KiB (%s in all, %s of host time) each paid the fixed cost of "
+        "a copy: gather them into fewer, larger copies. Most were %s: %" PRIu64 " copies.",
+        t->count, gt_format_bytes(t->bytes, u.a, sizeof u.a), gt_format_ns(t->ns, u.b, sizeof u.b),
+        gt_copy_dir_name(most), a->small_by_dir[most]);
+}
+
+static uint64_t wall_ns(const gt_process_info *p)
+{
+    return p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+}
+
+static void sync_api(advice_ctx *c, const gt_advice_tally *t)
+{
+    uint64_t wall = wall_ns(c->p);
+    if (t->count < GT_ADVICE_SYNC_API_MIN_CALLS) return;
+    if (wall && t->ns * 100.0 < (double)wall * GT_ADVICE_SYNC_API_MIN_SHARE_PCT) return;
+    units u;
+    char share[48] = "";
+    if (wall) snprintf(share, sizeof share, " (%.1f%% of the wall time)", 100.0 * t->ns / wall);
+    say(c, "sync-api", t->count,
+        "%" PRIu64 " synchronize calls blocked the host for %s%s: synchronize only where the host "
+        "needs the results, and order work with streams and events instead. Longest: %s, %s.",
+        t->count, gt_format_ns(t->ns, u.a, sizeof u.a), share, api_name(c, t->worst.api),
+        gt_format_ns(t->worst.ns, u.b, sizeof u.b));
+}
+
+static void gpu_idle(advice_ctx *c)
+{
+    gt_gpu_gaps g;
+    gt_gpu_busy_gaps(&c->r->busy, &g);
+    if (!g.count) return;
+    units u;
+    uint64_t start = c->p ? c->p->start_ns : 0;
+    uint64_t at = g.largest_start > start ? g.largest_start - start : 0;
+    say(c, "gpu-idle", g.count,
+        "%" PRIu64 " %s over 1 ms left the GPU idle between its work (%s in all): keep work "
+        "queued, overlapping host work and copies with kernels on streams. Largest: %s at +%s.",
+        g.count, noun(g.count, "gap", "gaps"), gt_format_ns(g.total_ns, u.a, sizeof u.a),
+        gt_format_ns(g.largest_ns, u.b, sizeof u.b), gt_format_ns(at, u.c, sizeof u.c));
+}
+
+static void ptx_jit(advice_ctx *c, const gt_advice_tally *t)
+{
+    if (!t->count) return;
+    units u;
+    say(c, "ptx-jit", t->count,
+        "%" PRIu64 " %s loaded as PTX, compiled by the driver at load (%s): build code for the "
+        "target GPUs (nvcc -gencode arch=compute_XX,code=sm_XX) so that nothing is compiled at run "
+        "time. Slowest: %s, %s of PTX, %s.",
+        t->count, noun(t->count, "module was", "modules were"),
+        gt_format_ns(t->ns, u.a, sizeof u.a), api_name(c, t->worst.api),
+        gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
+        gt_format_ns(t->worst.ns, u.c, sizeof u.c));
+}
+
+static void leak(advice_ctx *c)
+{
+    const gt_memory *m = &c->r->memory;
+    uint64_t allocs = 0, bytes = 0;
+    gt_mem_leak largest = {0};
+    int32_t largest_device = 0;
+    for (uint32_t i = 0; i < m->ndevices; i++) {
+        const gt_mem_device *d = &m->devices[i];
+        if (d->device == GT_MEM_HOST_DEVICE || !d->live_allocs) continue;
+        allocs += d->live_allocs;
+        bytes += d->current_bytes;
+        gt_mem_leak l;
+        if (gt_memory_largest_leaks(m, d->device, &l, 1) == 1 && l.bytes >= largest.bytes) {
+            largest = l;
+            largest_device = d->device;
+        }
+    }
+    if (!allocs) return;
+    units u;
+    say(c, "leak", allocs,
+        "%" PRIu64 " device %s (%s) %s still allocated at exit: free device memory when done "
+        "with it (cudaFree, cuMemFree); a long-running process would run out. Largest: %s on "
+        "device %d.",
+        allocs, noun(allocs, "allocation", "allocations"), gt_format_bytes(bytes, u.a, sizeof u.a),
+        noun(allocs, "was", "were"), gt_format_bytes(largest.bytes, u.b, sizeof u.b),
+        (int)largest_device);
+}
+
+static bool any_gpu_work(const gt_report *r)
+{
+    return gt_report_enabled(r, GT_CAT_KERNEL) || gt_report_enabled(r, GT_CAT_MEMCPY) ||
+           gt_report_enabled(r, GT_CAT_MEMSET);
+}
+
+size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
+                        gt_advice out[GT_ADVICE_RULES])
+{
+    advice_ctx c = {r, p, out, 0};
+    const gt_advice_acc *a = &r->advice;
+    if (gt_report_enabled(r, GT_CAT_MEMCPY)) {
+        pageable_async_memcpy(&c, &a->pageable_async);
+        sync_memcpy(&c, &a->sync_copy);
+        small_memcpy(&c, a);
+    }
+    if (gt_report_enabled(r, GT_CAT_SYNC)) sync_api(&c, &a->sync_call);
+    if (any_gpu_work(r)) gpu_idle(&c);
+    if (gt_report_enabled(r, GT_CAT_MODULE)) ptx_jit(&c, &a->ptx_load);
+    if (gt_report_enabled(r, GT_CAT_MEMORY)) leak(&c);
+    return c.n;
+}

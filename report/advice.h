@@ -1,0 +1,85 @@
+/* Advice (SPEC §8): rules that turn what was recorded into what to fix.
+ *
+ * The facts a rule needs about single events (the largest synchronous
+ * copy, the longest synchronize call) are folded as records arrive, in
+ * gt_advice_acc, so no event is kept; the rules themselves run when the
+ * report is written, over the accumulator and the report's tables.
+ *
+ * Rules, in the order they are printed, and when each fires:
+ *   pageable-async-memcpy  an async copy from or to pageable host memory
+ *                          (the driver stages it: it runs synchronously)
+ *   sync-memcpy            a synchronous HtoD/DtoH copy of more than
+ *                          GT_ADVICE_SYNC_MEMCPY_BYTES
+ *   small-memcpy           GT_ADVICE_SMALL_MEMCPY_MIN_COUNT copies or more
+ *                          of fewer than GT_ADVICE_SMALL_MEMCPY_BYTES
+ *   sync-api               GT_ADVICE_SYNC_API_MIN_CALLS synchronize calls or
+ *                          more, blocking the host for at least
+ *                          GT_ADVICE_SYNC_API_MIN_SHARE_PCT % of the wall time
+ *   gpu-idle               a gap of more than GT_GPU_IDLE_GAP_NS between GPU
+ *                          work (gpu_busy.h)
+ *   ptx-jit                a module loaded from PTX (the driver compiles it)
+ *   leak                   device memory still allocated at exit
+ * Each counts its occurrences and names the worst one. A rule whose
+ * category is disabled stays silent. */
+#ifndef GT_ADVICE_H
+#define GT_ADVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "report.h"
+
+#define GT_ADVICE_SYNC_MEMCPY_BYTES (64u << 10) /* sync-memcpy: copies over 64 KiB */
+#define GT_ADVICE_SMALL_MEMCPY_BYTES 4096u      /* small-memcpy: copies under 4 KiB */
+#define GT_ADVICE_SMALL_MEMCPY_MIN_COUNT 100u   /* small-memcpy: "many" */
+#define GT_ADVICE_SYNC_API_MIN_CALLS 10u        /* sync-api: fewer is not a habit */
+#define GT_ADVICE_SYNC_API_MIN_SHARE_PCT 10u    /* sync-api: of the wall time blocked */
+#define GT_ADVICE_RULES 7u
+#define GT_ADVICE_MESSAGE_MAX 512u
+
+/* One event kept as a rule's example. */
+typedef struct gt_advice_example {
+    uint32_t api; /* string id of the entry point */
+    uint8_t dir;  /* enum gt_copy_dir, for copies */
+    uint64_t bytes;
+    uint64_t ns; /* host time of the call */
+} gt_advice_example;
+
+/* A rule's running count, total and worst example. */
+typedef struct gt_advice_tally {
+    uint64_t count;
+    uint64_t bytes;
+    uint64_t ns;
+    gt_advice_example worst;
+} gt_advice_tally;
+
+typedef struct gt_advice_acc {
+    gt_advice_tally pageable_async; /* worst: most bytes */
+    gt_advice_tally sync_copy;      /* worst: longest */
+    gt_advice_tally small_copy;     /* worst: the direction with the most */
+    uint64_t small_by_dir[GT_DIR_COUNT];
+    gt_advice_tally sync_call; /* worst: longest */
+    gt_advice_tally ptx_load;  /* worst: longest */
+} gt_advice_acc;
+
+/* Folds one record (not nested, times in ns). */
+void gt_advice_add(gt_advice_acc *a, const gt_event *ev);
+
+/* A finding of one rule. */
+typedef struct gt_advice {
+    const char *rule;
+    uint64_t count;
+    /* What happened, what to do, and the worst example, in one sentence
+     * or three; printable ASCII apart from names the program gave. */
+    char message[GT_ADVICE_MESSAGE_MAX];
+} gt_advice;
+
+/* Runs the rules over a finished report: fills out with the findings of
+ * the rules that fired, in rule order, and returns their number. p gives
+ * the wall time and the process start (NULL: the sync-api share is not
+ * checked and times are absolute). */
+size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
+                        gt_advice out[GT_ADVICE_RULES]);
+
+#endif

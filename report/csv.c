@@ -1,0 +1,115 @@
+/* The CSV report (SPEC §7): a header, then one record per table row of
+ * every enabled category, in report order. RFC 4180: records end with
+ * CRLF, the name is always quoted (quotes doubled), ill-formed UTF-8 is
+ * replaced by U+FFFD. A field that does not apply to a row is empty:
+ * time fields of a row with no measured time, bytes outside transfers,
+ * compile and module rows, gbps outside transfers. The memory category
+ * has two records per device: "GPU N" (calls = allocations, bytes =
+ * peak) and "GPU N leaked" (calls and bytes still allocated at exit);
+ * pinned host memory is "host pinned". */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "utf8.h"
+
+#define CSV_HEADER                                                                                 \
+    "category,name,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,first_ns,rest_avg_ns,"     \
+    "bytes,gbps\r\n"
+
+static void write_name(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    for (size_t len = strlen(s), i = 0; i < len;) {
+        bool valid;
+        size_t n = gt_utf8_sequence(p + i, len - i, &valid);
+        if (!valid)
+            fputs(GT_UTF8_REPLACEMENT, out);
+        else if (p[i] == '"')
+            fputs("\"\"", out);
+        else
+            fwrite(p + i, 1, n, out);
+        i += n;
+    }
+    fputc('"', out);
+}
+
+static bool has_bytes(enum gt_category c)
+{
+    return c == GT_CAT_MEMCPY || c == GT_CAT_MEMSET || c == GT_CAT_COMPILE || c == GT_CAT_MODULE;
+}
+
+static void write_row(FILE *out, enum gt_category c, const gt_row *row, const char *label)
+{
+    fprintf(out, "%s,", gt_category_name(c));
+    write_name(out, label);
+    fprintf(out, ",%" PRIu64, row->calls);
+    gt_stats_summary st;
+    gt_stats_summarize(&row->time, &st);
+    if (st.count)
+        fprintf(out,
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64,
+                st.total, st.avg, st.med, st.min, st.max, st.stddev, st.first, st.rest_avg);
+    else
+        fputs(",,,,,,,,", out);
+    if (has_bytes(c))
+        fprintf(out, ",%" PRIu64, row->bytes);
+    else
+        fputc(',', out);
+    if (c == GT_CAT_MEMCPY || c == GT_CAT_MEMSET)
+        fprintf(out, ",%.3f\r\n", gt_row_gbps(row));
+    else
+        fputs(",\r\n", out);
+}
+
+static int write_table(FILE *out, const gt_report *r, enum gt_category c)
+{
+    size_t n = 0;
+    gt_sorted_row *rows = gt_report_sorted_rows(r, c, &n);
+    int rc = !rows && r->tables[c].nrows ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        char *label = gt_row_label(r, c, rows[i].row);
+        if (!label) {
+            rc = -1;
+            continue;
+        }
+        write_row(out, c, rows[i].row, label);
+        free(label);
+    }
+    free(rows);
+    return rc;
+}
+
+static void write_memory(FILE *out, const gt_memory *m)
+{
+    for (uint32_t i = 0; i < m->ndevices; i++) {
+        const gt_mem_device *d = &m->devices[i];
+        char name[32];
+        if (d->device == GT_MEM_HOST_DEVICE)
+            snprintf(name, sizeof name, "host pinned");
+        else
+            snprintf(name, sizeof name, "GPU %d", (int)d->device);
+        fprintf(out, "memory,\"%s\",%" PRIu64 ",,,,,,,,,%" PRIu64 ",\r\n", name, d->allocs,
+                d->peak_bytes);
+        fprintf(out, "memory,\"%s leaked\",%" PRIu64 ",,,,,,,,,%" PRIu64 ",\r\n", name,
+                d->live_allocs, d->current_bytes);
+    }
+}
+
+int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out)
+{
+    (void)p;
+    int rc = 0;
+    fputs(CSV_HEADER, out);
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
+        if (!gt_report_enabled(r, c)) continue;
+        if (c == GT_CAT_MEMORY)
+            write_memory(out, &r->memory);
+        else if (write_table(out, r, c) != 0)
+            rc = -1;
+    }
+    return ferror(out) ? -1 : rc;
+}

@@ -1,0 +1,52 @@
+/* One name per table row, the same in the text summary, the CSV file and
+ * the trace: a row's key in words. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+
+/* a, sep and b (a alone when b is empty), then suffix, in a new string. */
+static char *join(const char *a, const char *sep, const char *b, const char *suffix)
+{
+    if (!b[0]) sep = "";
+    size_t n = strlen(a) + strlen(sep) + strlen(b) + strlen(suffix) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s%s%s%s", a, sep, b, suffix);
+    return s;
+}
+
+char *gt_copy_label(enum gt_copy_dir dir, enum gt_host_mem host, bool async)
+{
+    const char *mem = host == GT_HOST_NONE ? "" : gt_host_mem_name(host);
+    return join(gt_copy_dir_name(dir), " ", mem, async ? " async" : " sync");
+}
+
+char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row)
+{
+    const uint32_t *k = row->key.f;
+    const char *s0 = gt_strtab_get(r->names, k[0]);
+    switch (c) {
+    case GT_CAT_KERNEL:
+        return strdup(k[0] ? s0 : k[1] ? "graph" : "(unnamed kernel)");
+    case GT_CAT_MEMCPY:
+        return gt_copy_label(k[0], k[1], k[2] != 0);
+    case GT_CAT_MEMSET:
+        return strdup(k[0] ? "async" : "sync");
+    case GT_CAT_COMPILE:
+        return join(s0, " ", gt_strtab_get(r->names, k[1]), k[2] ? "" : " (failed)");
+    case GT_CAT_MODULE:
+        return join(s0, " ", gt_image_kind_name(k[1]), "");
+    case GT_CAT_NVTX:
+        /* "domain:message"; the default domain has no name */
+        return k[0] ? join(s0, ":", gt_strtab_get(r->names, k[1]), "")
+                    : strdup(gt_strtab_get(r->names, k[1]));
+    case GT_CAT_SYNC:
+    case GT_CAT_API:
+        return strdup(s0);
+    case GT_CAT_MEMORY:
+    case GT_CAT_COUNT:
+        break;
+    }
+    return strdup("");
+}
