@@ -52,4 +52,35 @@ void gt_gpu_retire_context(CUcontext ctx);
  * call. */
 void gt_gpu_note_work(void);
 
+/* A pair from gt_gpu_begin must go through gt_gpu_end and then
+ * gt_gpu_attach, once each: attach is where an unused pair goes back. */
+
+/* Figures about GPU timing: debug output, tests and benchmarks. */
+typedef struct gt_gpu_stats {
+    uint64_t skipped_capture;  /* begins refused: capturing stream, or capture state unreadable */
+    uint64_t skipped_cap;      /* begins refused: the cap on live pairs was reached */
+    uint64_t skipped_other;    /* begins refused: no context, set-up or event record failed */
+    uint64_t resolved_timed;   /* pairs resolved with a GPU time */
+    uint64_t resolved_untimed; /* resolved without (work or driver failed, given up at exit) */
+    uint64_t stored_by_retire; /* pairs read early because their context was retired */
+    uint64_t events_created;   /* successful cuEventCreate calls: two per pair, and epochs */
+    uint64_t epoch_records;    /* epoch events recorded (besides two per timed operation) */
+    uint64_t pools_created;    /* contexts that got events */
+    uint64_t contexts_retired;
+    uint64_t live_pairs; /* pairs with events now */
+    uint64_t peak_live_pairs;
+    uint64_t max_epoch_offset_ns; /* farthest a resolved pair was from the epoch placing it */
+    uint64_t max_epoch_window_ns; /* largest uncertainty of an epoch's host time */
+} gt_gpu_stats;
+
+void gt_gpu_stats_get(gt_gpu_stats *s);
+
+/* The most pairs with events at once (default 16384, also for 0): beyond
+ * it GPU work gets no GPU time until pairs resolve. */
+void gt_gpu_set_pair_cap(uint32_t cap);
+
+/* The forked child's reset, registered with gt_atfork_child_add at load:
+ * forgets every pool and pair without calling the driver. */
+void gt_gpu_after_fork_child(void);
+
 #endif

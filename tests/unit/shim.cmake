@@ -8,3 +8,7 @@ gt_unit_test(shim_pipeline_held SOURCES test_shim_pipeline_held.c pipeline_check
 gt_unit_test(shim_log SOURCES test_shim_log.c LIBS gt_shim_core LABELS shim)
 gt_unit_test(shim_clock SOURCES test_shim_clock.c LIBS gt_shim_core LABELS shim)
 gt_unit_test(shim_collect SOURCES test_shim_collect.c LIBS gt_shim_core LABELS shim)
+# GPU timing against the emulated driver (tests/emu): the library links
+# gtemu_cuda, so these run wherever the unit tests run.
+gt_unit_test(shim_gpu_time SOURCES test_shim_gpu_time.c gpu_test.c
+             LIBS gt_shim_gpu gtemu_cuda LABELS shim gpu TIMEOUT 120)

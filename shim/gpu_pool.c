@@ -1,0 +1,425 @@
+/* Per-context pools of event pairs, the slab their bookkeeping comes from,
+ * and retirement when a context goes away.
+ *
+ * A pair's events belong to one context, so pairs live in that context's
+ * pool. Program threads take pairs in batches into their own caches
+ * (gpu_time.c) and the drain gives resolved pairs back one by one; both
+ * under the pool lock, which no one holds across a call that waits for the
+ * GPU. Steady state creates no events: every pair goes back to its pool.
+ *
+ * Memory is bounded: pairs with events are capped (beyond the cap a launch
+ * simply has no GPU time), pair and pool bookkeeping is reused, never
+ * freed, so that a record can point at a pair whose context is gone. */
+#include "gpu_internal.h"
+
+#include <sched.h>
+#include <stdlib.h>
+
+#define SLAB_BLOCK 256 /* pairs allocated at once */
+#define CREATE_BATCH 8 /* pairs created at once when a pool has none free */
+#define PAIR_CAP_DEFAULT 16384u
+
+gt_gpu_counters gt_gpu_count;
+
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_gpu_pool *pools; /* map lock */
+
+/* The slab: pairs without events. Leaf lock. */
+static pthread_mutex_t slab_lock = PTHREAD_MUTEX_INITIALIZER;
+static gt_gpu_pair *bare;
+static uint32_t live_pairs; /* pairs with events; slab lock */
+static uint32_t pair_cap = PAIR_CAP_DEFAULT;
+static int cap_noted;
+
+void gt_gpu_set_pair_cap(uint32_t cap)
+{
+    pthread_mutex_lock(&slab_lock);
+    pair_cap = cap ? cap : PAIR_CAP_DEFAULT;
+    pthread_mutex_unlock(&slab_lock);
+}
+
+/* A pair without events, counted as live; NULL at the cap (*capped set)
+ * or without memory. */
+static gt_gpu_pair *slab_take(int *capped)
+{
+    pthread_mutex_lock(&slab_lock);
+    gt_gpu_pair *p = NULL;
+    if (live_pairs >= pair_cap) {
+        *capped = 1;
+        if (!cap_noted) {
+            cap_noted = 1;
+            gt_debug("GPU timing: %u event pairs in use, the most allowed: further GPU work gets "
+                     "no GPU time until some resolve",
+                     pair_cap);
+        }
+    } else {
+        if (!bare) {
+            gt_gpu_pair *block = calloc(SLAB_BLOCK, sizeof *block);
+            for (int i = 0; block && i < SLAB_BLOCK; i++) {
+                block[i].next = bare;
+                bare = &block[i];
+            }
+        }
+        p = bare;
+        if (p) {
+            bare = p->next;
+            live_pairs++;
+        }
+    }
+    uint32_t live = live_pairs;
+    pthread_mutex_unlock(&slab_lock);
+    if (p) {
+        atomic_store_explicit(&gt_gpu_count.live_pairs, live, memory_order_relaxed);
+        gt_gpu_count_max(&gt_gpu_count.peak_live_pairs, live);
+    }
+    return p;
+}
+
+/* Returns n pairs (linked through next, their events gone) to the slab. */
+static void slab_put(gt_gpu_pair *list, uint32_t n_live)
+{
+    if (!list) return;
+    gt_gpu_pair *tail = list;
+    while (tail->next)
+        tail = tail->next;
+    pthread_mutex_lock(&slab_lock);
+    tail->next = bare;
+    bare = list;
+    live_pairs -= n_live;
+    uint32_t live = live_pairs;
+    pthread_mutex_unlock(&slab_lock);
+    atomic_store_explicit(&gt_gpu_count.live_pairs, live, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ creation */
+
+static void destroy_event(CUevent *ev)
+{
+    if (*ev) gt_gpu_drv.event_destroy(*ev);
+    *ev = NULL;
+}
+
+/* A new pair of `pool` generation `gen` with both events (ctx current),
+ * not yet linked. */
+static gt_gpu_pair *pair_create(struct gt_gpu_pool *pool, uint32_t gen, int *capped)
+{
+    gt_gpu_pair *p = slab_take(capped);
+    if (!p) return NULL;
+    /* Default flags: timing on, no blocking sync (a spin, like the
+     * program's own events by default). */
+    if (gt_gpu_drv.event_create(&p->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) p->start = NULL;
+    if (p->start && gt_gpu_drv.event_create(&p->stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+        p->stop = NULL;
+    if (!p->start || !p->stop) {
+        destroy_event(&p->start);
+        p->next = NULL;
+        slab_put(p, 1);
+        return NULL;
+    }
+    gt_gpu_count_add(&gt_gpu_count.events_created, 2);
+    p->pool = pool;
+    p->gen = gen;
+    atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
+    return p;
+}
+
+static uint32_t gen_of(const struct gt_gpu_pool *pool)
+{
+    return atomic_load_explicit(&pool->gen, memory_order_acquire);
+}
+
+uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list, uint32_t max,
+                          int *capped)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&pool->lock);
+    if (gen_of(pool) == gen) {
+        while (n < max && pool->free_pairs) {
+            gt_gpu_pair *p = pool->free_pairs;
+            pool->free_pairs = p->next;
+            p->next = *list;
+            *list = p;
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (n) return n;
+
+    /* None free: create a few, outside the lock (cuEventCreate may take a
+     * while and the drain gives pairs back meanwhile). */
+    gt_gpu_pair *fresh = NULL;
+    uint32_t made = 0;
+    for (; made < CREATE_BATCH && made < max; made++) {
+        gt_gpu_pair *p = pair_create(pool, gen, capped);
+        if (!p) break;
+        p->next = fresh;
+        fresh = p;
+    }
+    if (!fresh) return 0;
+    pthread_mutex_lock(&pool->lock);
+    int same = gen_of(pool) == gen;
+    for (gt_gpu_pair *p = fresh; same && p; p = p->next) {
+        p->all_next = pool->pairs;
+        pool->pairs = p;
+        pool->n_pairs++;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (!same) { /* retired meanwhile: these were never seen by it */
+        for (gt_gpu_pair *p = fresh; p; p = p->next) {
+            destroy_event(&p->start);
+            destroy_event(&p->stop);
+        }
+        slab_put(fresh, made);
+        return 0;
+    }
+    gt_gpu_pair *tail = fresh;
+    while (tail->next)
+        tail = tail->next;
+    tail->next = *list;
+    *list = fresh;
+    return made;
+}
+
+void gt_gpu_pool_put(struct gt_gpu_pool *pool, gt_gpu_pair *list)
+{
+    gt_gpu_pair *dead = NULL;
+    pthread_mutex_lock(&pool->lock);
+    while (list) {
+        gt_gpu_pair *p = list;
+        list = p->next;
+        atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
+        if (p->start) { /* events alive: this generation's (or retirement reclaims it) */
+            p->next = pool->free_pairs;
+            pool->free_pairs = p;
+        } else {
+            p->next = dead;
+            dead = p;
+        }
+    }
+    pthread_mutex_unlock(&pool->lock);
+    /* Their events were destroyed by retirement, which already took them
+     * off the live count. */
+    slab_put(dead, 0);
+}
+
+/* ------------------------------------------------------------ the registry */
+
+static struct gt_gpu_pool *find_locked(CUcontext ctx)
+{
+    for (struct gt_gpu_pool *pool = pools; pool; pool = pool->next)
+        if (pool->state != GT_POOL_FREE && pool->ctx == ctx) return pool;
+    return NULL;
+}
+
+static struct gt_gpu_pool *claim_locked(CUcontext ctx)
+{
+    struct gt_gpu_pool *pool = pools;
+    while (pool && pool->state != GT_POOL_FREE)
+        pool = pool->next;
+    if (!pool) {
+        pool = calloc(1, sizeof *pool);
+        if (!pool) return NULL;
+        pthread_mutex_init(&pool->lock, NULL);
+        pool->next = pools;
+        pools = pool;
+    }
+    pool->state = GT_POOL_INIT;
+    pool->ctx = ctx;
+    return pool;
+}
+
+static int same_context(struct gt_gpu_pool *pool, CUcontext ctx)
+{
+    unsigned long long id;
+    if (!pool->has_ctx_id) return 1;
+    return gt_gpu_drv.ctx_get_id(ctx, &id) == CUDA_SUCCESS && id == pool->ctx_id;
+}
+
+/* Sets up a claimed pool (ctx current). Returns its new state: LIVE or
+ * FAILED. */
+static int pool_init(struct gt_gpu_pool *pool, CUcontext ctx)
+{
+    gt_gpu_scope scope;
+    int ok = gt_gpu_scope_enter(&scope, ctx);
+    if (ok) {
+        pool->has_ctx_id =
+            gt_gpu_drv.ctx_get_id && gt_gpu_drv.ctx_get_id(ctx, &pool->ctx_id) == CUDA_SUCCESS;
+        /* Non-blocking: the epoch stream never waits for, nor holds up,
+         * the legacy default stream the program may use. */
+        ok = gt_gpu_drv.stream_create(&pool->epoch_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
+        if (ok && gt_gpu_epoch_init(pool) != 0) {
+            gt_gpu_drv.stream_destroy(pool->epoch_stream);
+            ok = 0;
+        }
+        if (!ok) pool->epoch_stream = NULL;
+        gt_gpu_scope_leave(&scope);
+    }
+    pthread_mutex_lock(&map_lock);
+    if (ok) atomic_fetch_add_explicit(&pool->gen, 1, memory_order_release); /* odd: serving */
+    pool->state = ok ? GT_POOL_LIVE : GT_POOL_FAILED;
+    pthread_mutex_unlock(&map_lock);
+    if (ok)
+        gt_gpu_count_add(&gt_gpu_count.pools_created, 1);
+    else
+        gt_debug("GPU timing: cannot set up events for context %p: it is not timed", (void *)ctx);
+    return ok ? GT_POOL_LIVE : GT_POOL_FAILED;
+}
+
+static void abandon(struct gt_gpu_pool *pool);
+
+struct gt_gpu_pool *gt_gpu_pool_get(CUcontext ctx, uint32_t *gen)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        pthread_mutex_lock(&map_lock);
+        struct gt_gpu_pool *pool = find_locked(ctx);
+        int state = pool ? pool->state : GT_POOL_FREE;
+        if (!pool) pool = claim_locked(ctx);
+        pthread_mutex_unlock(&map_lock);
+        if (!pool) return NULL;
+        if (state == GT_POOL_FREE) {
+            state = pool_init(pool, ctx);
+        } else if (state == GT_POOL_LIVE && !same_context(pool, ctx)) {
+            /* The handle now names another context: the old one was
+             * destroyed without the shim seeing it, its events with it. */
+            abandon(pool);
+            continue;
+        }
+        *gen = atomic_load_explicit(&pool->gen, memory_order_acquire);
+        return state == GT_POOL_LIVE && (*gen & 1) ? pool : NULL;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ retirement */
+
+/* Takes the pool out of service. Returns 1 when it was serving (its
+ * generation is now even, and this thread holds its epoch claim), 0 when
+ * it had failed its set-up, -1 when someone else retires it. */
+static int begin_retire(struct gt_gpu_pool *pool)
+{
+    pthread_mutex_lock(&map_lock);
+    int state = pool->state;
+    if (state == GT_POOL_LIVE || state == GT_POOL_FAILED) pool->state = GT_POOL_RETIRING;
+    pthread_mutex_unlock(&map_lock);
+    if (state == GT_POOL_FAILED) return 0;
+    if (state != GT_POOL_LIVE) return -1;
+    atomic_fetch_add_explicit(&pool->gen, 1, memory_order_release);
+    /* A refresh in progress ends within its short deadline; then no other
+     * starts. */
+    int expected = 0;
+    while (!atomic_compare_exchange_weak_explicit(&pool->refreshing, &expected, 1,
+                                                  memory_order_acq_rel, memory_order_relaxed)) {
+        expected = 0;
+        sched_yield();
+    }
+    return 1;
+}
+
+static void end_retire(struct gt_gpu_pool *pool)
+{
+    pthread_mutex_lock(&map_lock);
+    pool->state = GT_POOL_FREE;
+    pool->ctx = NULL;
+    pool->has_ctx_id = 0;
+    atomic_store_explicit(&pool->refreshing, 0, memory_order_release);
+    pthread_mutex_unlock(&map_lock);
+    gt_gpu_count_add(&gt_gpu_count.retired, 1);
+}
+
+/* Pool lock held: every pending pair gets its result stored (with_driver:
+ * read now, its work being complete; else: no time), every event is
+ * destroyed (or, without the driver, forgotten), free pairs go back to the
+ * slab. */
+static void strip_locked(struct gt_gpu_pool *pool, int with_driver)
+{
+    for (gt_gpu_pair *p = pool->pairs; p; p = p->all_next) {
+        if (atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_PENDING) {
+            int near;
+            p->timed = with_driver && gt_gpu_drv.event_query(p->stop) == CUDA_SUCCESS &&
+                       gt_gpu_pair_times(pool, p, &p->gpu_start, &p->gpu_end, &near);
+            atomic_store_explicit(&p->state, GT_PAIR_STORED, memory_order_release);
+            gt_gpu_count_add(&gt_gpu_count.stored_by_retire, 1);
+        }
+        if (with_driver) {
+            destroy_event(&p->start);
+            destroy_event(&p->stop);
+        }
+        p->start = p->stop = NULL;
+    }
+    for (int i = 0; i < GT_GPU_EPOCHS; i++) {
+        if (with_driver) destroy_event(&pool->epochs[i].ev);
+        pool->epochs[i].ev = NULL;
+    }
+    if (with_driver && pool->epoch_stream) gt_gpu_drv.stream_destroy(pool->epoch_stream);
+    pool->epoch_stream = NULL;
+    gt_gpu_pair *free_pairs = pool->free_pairs;
+    uint32_t n = pool->n_pairs;
+    pool->free_pairs = NULL;
+    pool->pairs = NULL;
+    pool->n_pairs = 0;
+    /* Pairs in thread caches and in records reach the slab when their
+     * holder finds them stripped; they leave the live count now. */
+    pthread_mutex_lock(&slab_lock);
+    live_pairs -= n;
+    uint32_t live = live_pairs;
+    pthread_mutex_unlock(&slab_lock);
+    atomic_store_explicit(&gt_gpu_count.live_pairs, live, memory_order_relaxed);
+    slab_put(free_pairs, 0);
+}
+
+static void abandon(struct gt_gpu_pool *pool)
+{
+    int was = begin_retire(pool);
+    if (was < 0) return;
+    if (was) {
+        pthread_mutex_lock(&pool->lock);
+        strip_locked(pool, 0);
+        pthread_mutex_unlock(&pool->lock);
+    }
+    end_retire(pool);
+}
+
+void gt_gpu_pool_retire(CUcontext ctx)
+{
+    pthread_mutex_lock(&map_lock);
+    struct gt_gpu_pool *pool = find_locked(ctx);
+    pthread_mutex_unlock(&map_lock);
+    if (!pool) return;
+    int was = begin_retire(pool);
+    if (was < 0) return;
+    if (was) {
+        gt_gpu_scope scope;
+        int entered = gt_gpu_scope_enter(&scope, ctx);
+        /* No pair joins the list any more (the generation changed), so it
+         * is walked without the lock while waiting for the GPU; the drain
+         * may resolve some meanwhile, their events stay alive. */
+        pthread_mutex_lock(&pool->lock);
+        gt_gpu_pair *all = pool->pairs;
+        pthread_mutex_unlock(&pool->lock);
+        for (gt_gpu_pair *p = all; entered && p; p = p->all_next)
+            if (atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_PENDING)
+                gt_gpu_drv.event_synchronize(p->stop);
+        /* After every pending stop: an epoch near the pairs that have no
+         * usable one of their own. */
+        if (entered) gt_gpu_epoch_record(pool, 1);
+        pthread_mutex_lock(&pool->lock);
+        strip_locked(pool, entered);
+        pthread_mutex_unlock(&pool->lock);
+        if (entered) gt_gpu_scope_leave(&scope);
+    }
+    end_retire(pool);
+}
+
+void gt_gpu_pool_reset_after_fork(void)
+{
+    /* The parent's pools, pairs and events mean nothing here (CUDA cannot
+     * be used in a forked child) and another parent thread may have held
+     * a lock: start empty, leaving the old memory behind. */
+    map_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    slab_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+    pools = NULL;
+    bare = NULL;
+    live_pairs = 0;
+    cap_noted = 0;
+    memset(&gt_gpu_count, 0, sizeof gt_gpu_count);
+}
