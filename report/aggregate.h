@@ -57,7 +57,11 @@ gt_sorted_row *gt_report_sorted_rows(const gt_report *r, enum gt_category c, siz
  *   nvtx     "domain:message", or the message in the default domain
  *   sync, api  the entry point */
 char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row);
-char *gt_copy_label(enum gt_copy_dir dir, enum gt_host_mem host, bool async);
+
+/* The memcpy label into buf (cut to cap); GT_COPY_LABEL_MAX holds any. */
+#define GT_COPY_LABEL_MAX 32u
+void gt_copy_label_format(char *buf, size_t cap, enum gt_copy_dir dir, enum gt_host_mem host,
+                          bool async);
 
 /* Bandwidth of a transfer row in GB/s (10^9 bytes per second of its time). */
 static inline double gt_row_gbps(const gt_row *row)

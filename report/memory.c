@@ -13,7 +13,7 @@ static uint8_t space_of(uint8_t mem_kind)
     return SPACE_DEVICE;
 }
 
-static int32_t device_of(const gt_event *ev)
+int32_t gt_memory_device_of(const gt_event *ev)
 {
     if (ev->u.mem.mem_kind == GT_MEM_PINNED || ev->device == GT_NO_DEVICE)
         return GT_MEM_HOST_DEVICE;
@@ -143,7 +143,7 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
         if (fd) fd->pending_frees--;
         map_remove(&m->pending, early_free);
     }
-    gt_mem_device *d = device_row(m, device_of(ev));
+    gt_mem_device *d = device_row(m, gt_memory_device_of(ev));
     if (!d) return;
     if (!early_free) {
         gt_mem_block blk = {.addr = ev->u.mem.addr,
@@ -173,7 +173,7 @@ static void add_free(gt_memory *m, const gt_event *ev)
         map_remove(&m->live, blk);
         return;
     }
-    gt_mem_device *d = device_row(m, device_of(ev));
+    gt_mem_device *d = device_row(m, gt_memory_device_of(ev));
     if (!d) return;
     gt_mem_block wait = {.addr = ev->u.mem.addr,
                          .time = ev->host_start,

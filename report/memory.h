@@ -68,6 +68,10 @@ typedef struct gt_mem_leak {
     uint8_t kind;
 } gt_mem_leak;
 
+/* The device row a record belongs to: its device, or GT_MEM_HOST_DEVICE
+ * for pinned host memory and records without a device. */
+int32_t gt_memory_device_of(const gt_event *ev);
+
 /* GT_EV_ALLOC and GT_EV_FREE records that succeeded. */
 void gt_memory_add(gt_memory *m, const gt_event *ev);
 void gt_memory_free(gt_memory *m);

@@ -16,10 +16,12 @@ static char *join(const char *a, const char *sep, const char *b, const char *suf
     return s;
 }
 
-char *gt_copy_label(enum gt_copy_dir dir, enum gt_host_mem host, bool async)
+void gt_copy_label_format(char *buf, size_t cap, enum gt_copy_dir dir, enum gt_host_mem host,
+                          bool async)
 {
     const char *mem = host == GT_HOST_NONE ? "" : gt_host_mem_name(host);
-    return join(gt_copy_dir_name(dir), " ", mem, async ? " async" : " sync");
+    snprintf(buf, cap, "%s%s%s%s", gt_copy_dir_name(dir), mem[0] ? " " : "", mem,
+             async ? " async" : " sync");
 }
 
 char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row)
@@ -29,8 +31,11 @@ char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row)
     switch (c) {
     case GT_CAT_KERNEL:
         return strdup(k[0] ? s0 : k[1] ? "graph" : "(unnamed kernel)");
-    case GT_CAT_MEMCPY:
-        return gt_copy_label(k[0], k[1], k[2] != 0);
+    case GT_CAT_MEMCPY: {
+        char label[GT_COPY_LABEL_MAX];
+        gt_copy_label_format(label, sizeof label, k[0], k[1], k[2] != 0);
+        return strdup(label);
+    }
     case GT_CAT_MEMSET:
         return strdup(k[0] ? "async" : "sync");
     case GT_CAT_COMPILE:

@@ -1,15 +1,18 @@
 /* The shim's consumer of the pipeline, on the draining thread: host ticks
  * become CLOCK_MONOTONIC ns, a failed call gets its status name, debug
- * verbosity gets a line per record, and the record goes into the report. */
+ * verbosity gets a line per record, and the record goes into the report
+ * and, when a Chrome trace is asked for, into the trace. */
 #include "internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-static _Atomic(gt_strtab *) names;          /* CAS acq_rel on creation */
-static _Atomic(gt_error_namer) error_namer; /* release by the setter, acquire here */
-static gt_report *report;                   /* draining thread only */
+static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
+static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */
+static gt_report *report;                     /* draining thread only */
+static gt_trace trace = {.file = {.fd = -1}}; /* draining thread only */
 static char debug_buf[65536];
 static size_t debug_len;
 
@@ -33,15 +36,23 @@ void gt_collect_set_error_namer(gt_error_namer fn)
 
 void gt_collect_reset(void)
 {
-    /* A forked child's report may have been in the middle of an update in
-     * the parent's drain thread: it is abandoned, not freed. */
+    /* A forked child's report and trace may have been in the middle of an
+     * update in the parent's drain thread: they are abandoned, not freed.
+     * The trace file is the parent's: the child only closes its own
+     * descriptor of it (the timeline writes with write(2), so nothing
+     * buffered is written twice). */
     report = NULL;
+    if (trace.file.fd >= 0) close(trace.file.fd);
+    trace = (gt_trace){.file = {.fd = -1}};
     debug_len = 0;
 }
 
 void gt_collect_release(void)
 {
     gt_report_destroy(report);
+    gt_timeline_destroy(trace.timeline);
+    trace.timeline = NULL;
+    gt_stream_file_discard(&trace.file);
     gt_collect_reset();
 }
 
@@ -53,12 +64,8 @@ gt_report *gt_collect_report(void)
         .verbosity = gt_cfg.verbosity,
         .gpu_timing = gt_cfg.gpu_timing,
     };
-    /* The text file is the summary at default verbosity or more, and the
-     * report has one verbosity: see gt_emit. */
-    if (opt.verbosity == GT_VERB_NONE && gt_cfg.output[0] &&
-        (gt_cfg.formats & GT_FMT_BIT(GT_OUTPUT_TEXT)))
-        opt.verbosity = GT_VERB_DEFAULT;
     report = gt_report_create(&opt, gt_names());
+    if (report) gt_emit_start_trace(&trace, &gt_cfg, gt_names());
     return report;
 }
 
@@ -110,7 +117,9 @@ void gt_collect_record(gt_event *ev, void *ctx)
     }
     if (gt_log_debug_enabled()) debug_event(ev);
     gt_report *r = report ? report : gt_collect_report();
-    if (r) gt_report_add(r, ev);
+    if (!r) return;
+    gt_report_add(r, ev);
+    if (trace.timeline) gt_timeline_add(trace.timeline, r, ev);
 }
 
 void gt_collect_finish(uint64_t dropped, const gt_process_info *p)
@@ -123,5 +132,5 @@ void gt_collect_finish(uint64_t dropped, const gt_process_info *p)
     }
     gt_report_add_dropped(r, dropped);
     gt_report_finish(r, p->end_ns);
-    gt_emit(r, p, &gt_cfg);
+    gt_emit(r, p, &gt_cfg, &trace);
 }

@@ -16,9 +16,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "chrome.h"
 #include "event.h"
 #include "output.h"
 #include "report.h"
+#include "stream_file.h"
 #include "strtab.h"
 
 #define GT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -477,9 +479,23 @@ extern uint64_t gt_process_start_ns;
 
 /* ------------------------------------------------------------------ emit.c */
 
+/* The Chrome trace, streamed while the program runs (collect.c starts it
+ * with the report): the drain appends each record's events to a
+ * temporary file, gt_emit completes it. */
+typedef struct gt_trace {
+    gt_timeline *timeline; /* NULL: none (not asked for, or it could not start: warned) */
+    gt_stream_file file;
+} gt_trace;
+
 /* Writes the summary to the log and the report files, as the configuration
- * says; a file that cannot be written gives a warning. */
-void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg);
+ * says, completing the trace (which is left empty); a file that cannot be
+ * written gives a warning. */
+void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace);
+
+/* With chrome among the formats: opens the trace's temporary file beside
+ * its final path and starts the timeline (a file that cannot be created
+ * is warned about now, and the trace is left empty). */
+void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names);
 
 /* ------------------------------------------------------------- signals.c */
 

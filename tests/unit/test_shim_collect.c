@@ -163,14 +163,42 @@ static void test_none_still_writes_files(void **state)
     assert_memory_equal(text, "gputrace: prog a b |", 20);
 }
 
-/* A file that cannot be written, a format with no writer: one warning
- * each, and the summary still reaches the log. */
+/* CSV written at the end, the trace streamed and completed: both in place
+ * under their final names, nothing temporary left beside them. */
+static void test_csv_and_trace_from_records(void **state)
+{
+    (void)state;
+    run("none", output, "csv,chrome");
+    char path[400];
+    snprintf(path, sizeof path, "%s/r.42.csv", dir);
+    char *csv = read_squeezed(path, 0);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, "\r\nkernel,\"k\x1b[1m\",3,,,,,,,,,,\r\n"));
+    assert_non_null(strstr(csv, "\r\napi,\"cuLaunchKernel\",4,4000000,1000000,"));
+    snprintf(path, sizeof path, "%s/r.42.trace.json", dir);
+    char *trace = read_squeezed(path, 0);
+    assert_non_null(trace);
+    assert_memory_equal(trace, "{\"traceEvents\":[\n", 17);
+    int slices = 0;
+    for (const char *at = trace; (at = strstr(at, "\"name\":\"cuLaunchKernel\"")); at++)
+        slices++;
+    assert_int_equal(slices, 4);
+    assert_non_null(strstr(trace, "\"error\":\"CUDA_ERROR_INVALID_VALUE\""));
+    assert_non_null(strstr(trace, "\n],\"displayTimeUnit\":\"ns\"}\n"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
+    assert_int_not_equal(system(cmd), 0);
+}
+
+/* Files that cannot be written (the JSON and the CSV, written at the end,
+ * and the trace, streamed from the first record): one warning each, and
+ * the summary still reaches the log. */
 static void test_unwritable_and_unavailable(void **state)
 {
     (void)state;
     char bad[400];
     snprintf(bad, sizeof bad, "%s/missing/r", dir);
-    run("default", bad, "json,csv");
+    run("default", bad, "json,csv,chrome");
     char *log = read_squeezed(log_path, 0);
     assert_non_null(log);
     char want[600];
@@ -178,8 +206,13 @@ static void test_unwritable_and_unavailable(void **state)
              "gputrace: warning: cannot write the report: %s/missing/r.json: ", dir);
     assert_non_null(strstr(log, want));
     snprintf(want, sizeof want,
-             "gputrace: warning: csv reports are not available in this version: '%s/missing/r.csv' "
-             "not written\n",
+             "gputrace: warning: cannot write the report: %s/missing/r.csv: cannot create the "
+             "temporary file: No such file or directory\n",
+             dir);
+    assert_non_null(strstr(log, want));
+    snprintf(want, sizeof want,
+             "gputrace: warning: cannot write the report: %s/missing/r.trace.json: cannot create "
+             "the temporary file: No such file or directory\n",
              dir);
     assert_non_null(strstr(log, want));
     assert_non_null(strstr(log, "gputrace: prog a b | wall 10.0 ms |"));
@@ -191,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_json_from_records),
         cmocka_unit_test(test_debug_lines),
         cmocka_unit_test(test_none_still_writes_files),
+        cmocka_unit_test(test_csv_and_trace_from_records),
         cmocka_unit_test(test_unwritable_and_unavailable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,71 @@
+/* The Chrome trace (SPEC §7), streamed: the draining thread hands each
+ * record to gt_timeline_add after folding it into the report, and the
+ * record's trace events are appended to a file at once, so a run of any
+ * length holds no timeline in memory. gt_timeline_finish then adds the
+ * metadata and closes the JSON document:
+ *
+ *   {"traceEvents":[
+ *   {"ph":"X","cat":"kernel","name":"cuLaunchKernel","pid":P,"tid":T,"ts":12.345,"dur":4.000,...},
+ *   ...
+ *   ],"displayTimeUnit":"ns"}
+ *
+ * Events (Trace Event Format; ts and dur in microseconds with three
+ * decimals, so nanoseconds are exact; ts counts from the origin given at
+ * creation, CLOCK_MONOTONIC's zero in the shim):
+ *   X  host API calls on their thread (pid = the process, tid = the
+ *      thread), with args: kernel name, bytes, program, error;
+ *   X  GPU work at its GPU times on one track per (device, stream): a
+ *      synthetic tid GT_TIMELINE_GPU_TID_BASE + n named "GPU d stream
+ *      0x..." and sorted after the host threads; kernels carry grid,
+ *      block and dynamic shared memory;
+ *   X  NVTX push/pop ranges on their thread (written when they close);
+ *   b/e  NVTX start/end ranges (async: they may cross threads), id = the
+ *      range id; i  NVTX marks;
+ *   C  device memory in use per device ("GPU d memory"; pinned host
+ *      memory as "host pinned memory") after each allocation and free;
+ *   M  process_name, thread_name (named host threads, GPU tracks),
+ *      thread_sort_index.
+ * Records of disabled categories add no GPU, NVTX or counter events; work
+ * without GPU times (captured into a graph, timing off, unresolved) has
+ * only its host slice. Names are escaped once per string id and cached.
+ * Memory: a fixed buffer, plus tables that grow with distinct names,
+ * threads, streams and open ranges only, each capped (past a cap the
+ * events that would need it are counted in `lost`). */
+#ifndef GT_CHROME_H
+#define GT_CHROME_H
+
+#include <stdint.h>
+
+#include "aggregate.h"
+
+#define GT_TIMELINE_BUFFER_BYTES (1u << 20)
+#define GT_TIMELINE_GPU_TID_BASE 0x40000000u /* above any Linux thread id (2^22) */
+#define GT_TIMELINE_MAX_TRACKS 4096u         /* GPU (device, stream) tracks */
+#define GT_TIMELINE_MAX_THREADS 65536u       /* named host threads */
+#define GT_TIMELINE_MAX_STACKS 4096u         /* NVTX push/pop stacks: (thread, domain) */
+#define GT_TIMELINE_MAX_RANGES 65536u        /* NVTX start/end ranges open at once */
+#define GT_TIMELINE_NAME_CACHE_BYTES (64u << 20)
+
+typedef struct gt_timeline gt_timeline;
+
+/* A timeline appending to fd (which stays the caller's). origin_ns is the
+ * time that becomes ts 0; categories a GT_CAT_BIT mask. NULL when out of
+ * memory. The header is written at once. */
+gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_t origin_ns,
+                                unsigned categories);
+
+/* One record, after gt_report_add(r, ev) (r gives the memory in use). */
+void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev);
+
+/* Closes the ranges still open at p->end_ns, writes the metadata and the
+ * end of the document, and flushes. 0, or -1 with errno set to the first
+ * write error. Nothing may be added afterwards. */
+int gt_timeline_finish(gt_timeline *tl, const gt_process_info *p);
+
+/* Events left out because a cap was reached. */
+uint64_t gt_timeline_lost(const gt_timeline *tl);
+
+/* Frees the memory; the fd is not touched. */
+void gt_timeline_destroy(gt_timeline *tl);
+
+#endif

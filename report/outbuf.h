@@ -1,0 +1,73 @@
+/* An append-only buffer in front of a file descriptor, for writers that
+ * stream a lot of small pieces (the trace timeline): one write(2) per
+ * buffer full, no stdio (so that a forked child that abandons it never
+ * flushes the parent's data a second time), and number formatting that
+ * costs a few nanoseconds. The first write error is kept and stops
+ * every later write. */
+#ifndef GT_OUTBUF_H
+#define GT_OUTBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct gt_outbuf {
+    int fd;
+    char *buf;
+    size_t len;
+    size_t cap;
+    uint64_t written; /* bytes handed to the file so far */
+    int error;        /* errno of the first failure, 0 while none */
+} gt_outbuf;
+
+/* 0, or -1 when the buffer cannot be allocated. The fd stays the caller's. */
+int gt_outbuf_init(gt_outbuf *b, int fd, size_t cap);
+void gt_outbuf_free(gt_outbuf *b);
+
+/* Writes out what is buffered; 0, or -1 once an error has occurred. */
+int gt_outbuf_flush(gt_outbuf *b);
+
+/* Appends n bytes of any size. */
+void gt_outbuf_write_slow(gt_outbuf *b, const void *p, size_t n);
+
+static inline void gt_outbuf_write(gt_outbuf *b, const void *p, size_t n)
+{
+    if (n <= b->cap - b->len) {
+        memcpy(b->buf + b->len, p, n);
+        b->len += n;
+    } else {
+        gt_outbuf_write_slow(b, p, n);
+    }
+}
+
+/* Room for n more bytes (n at most cap) at the returned pointer; the
+ * caller fills up to n bytes and passes the new end to gt_outbuf_commit. */
+static inline char *gt_outbuf_reserve(gt_outbuf *b, size_t n)
+{
+    if (n > b->cap - b->len) gt_outbuf_flush(b);
+    return b->buf + b->len;
+}
+
+static inline void gt_outbuf_commit(gt_outbuf *b, const char *end)
+{
+    b->len = (size_t)(end - b->buf);
+}
+
+#define GT_U64_DIGITS 20u
+
+/* v in decimal at p; returns the end. */
+char *gt_put_u64(char *p, uint64_t v);
+
+/* ns as microseconds with three decimals ("-1234.567"); returns the end. */
+char *gt_put_us(char *p, int64_t ns);
+
+static inline char *gt_put_lit(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* A string literal at p. */
+#define GT_PUT(p, lit) gt_put_lit((p), (lit), sizeof(lit) - 1)
+
+#endif

@@ -1,0 +1,32 @@
+/* A report file written as it goes and named only once complete (SPEC
+ * §3: a reader sees the old file or the whole new one). The file is
+ * created beside its final path, unnamed where the file system allows
+ * (O_TMPFILE: a process killed on the way leaves nothing behind), else as
+ * "<path>.<pid>.tmp"; committing names it "<path>.<pid>.tmp" if it had no
+ * name, then renames it over the final path. */
+#ifndef GT_STREAM_FILE_H
+#define GT_STREAM_FILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct gt_stream_file {
+    int fd;         /* -1 when closed */
+    bool anonymous; /* opened with O_TMPFILE: no name yet */
+    char tmp[PATH_MAX];
+} gt_stream_file;
+
+/* Opens the temporary file for the final path `path`: 0, or -1 with a
+ * one-line reason ("<path>: <why>") in err. errno is kept. */
+int gt_stream_file_open(gt_stream_file *f, const char *path, char *err, size_t errcap);
+
+/* Closes the file and puts it at `path` (which may differ from the one
+ * it was opened for, in the same file system): 0, or -1 with a reason,
+ * the temporary file then removed. errno is kept. */
+int gt_stream_file_commit(gt_stream_file *f, const char *path, char *err, size_t errcap);
+
+/* Closes and removes the temporary file. */
+void gt_stream_file_discard(gt_stream_file *f);
+
+#endif
