@@ -17,3 +17,14 @@ set_tests_properties(unit.report_json_parse PROPERTIES LABELS "unit;report")
 # the advice rules.
 gt_unit_test(report_text SOURCES test_report_text.c LIBS gt_report LABELS report)
 target_compile_definitions(unit_report_text PRIVATE GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
+gt_unit_test(report_advice SOURCES test_report_advice.c LIBS gt_report LABELS report)
+gt_unit_test(report_csv SOURCES test_report_csv.c LIBS gt_report LABELS report)
+add_test(NAME unit.report_csv_parse
+         COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_csv_check.py
+                 $<TARGET_FILE:unit_report_csv>)
+set_tests_properties(unit.report_csv_parse PROPERTIES LABELS "unit;report")
+gt_unit_test(report_chrome SOURCES test_report_chrome.c LIBS gt_report LABELS report)
+add_test(NAME unit.report_chrome_parse
+         COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_chrome_check.py
+                 $<TARGET_FILE:unit_report_chrome> ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(unit.report_chrome_parse PROPERTIES LABELS "unit;report")

@@ -28,6 +28,9 @@ typedef struct sample {
     gt_process_info p;
     uint64_t t;   /* host clock of the next record */
     uint64_t gpu; /* when the GPU is done with the work queued so far */
+    /* Called with each record after the report took it (NULL: none). */
+    void (*also)(void *ctx, const gt_report *r, const gt_event *ev);
+    void *ctx;
 } sample;
 
 /* GPU work queued by ev: it starts 1 us after the call, or when the work
@@ -42,6 +45,7 @@ static inline void sample_gpu(sample *s, gt_event *ev, uint64_t gpu_ns)
 static inline void sample_add(sample *s, gt_event ev)
 {
     gt_report_add(s->r, &ev);
+    if (s->also) s->also(s->ctx, s->r, &ev);
 }
 
 /* A call on the main thread taking host_ns, starting at s->t. */
@@ -156,23 +160,34 @@ static inline void sample_teardown(sample *s)
     /* 0x700000000000 (64 MiB) and 0x710000000000 (8 MiB) leak. */
 }
 
-/* The whole run, finished, with opt (NULL: every category, events timing). */
-static inline void sample_build(sample *s, const gt_report_options *opt)
+/* An empty report for the run, with opt (NULL: every category, events timing). */
+static inline void sample_init(sample *s, const gt_report_options *opt)
 {
+    memset(s, 0, sizeof(*s));
     s->names = gt_strtab_create();
     s->r = gt_report_create(opt, s->names);
     s->t = SAMPLE_START + 1000000;
-    s->gpu = 0;
     s->p = (gt_process_info){.pid = SAMPLE_PID,
                              .ppid = 1,
                              .hostname = "node17",
                              .command = "./batch_ode --systems 65536 --chunks 12",
                              .start_ns = SAMPLE_START,
                              .end_ns = SAMPLE_END};
+}
+
+/* The records of the run, then the report's end. */
+static inline void sample_run(sample *s)
+{
     sample_setup(s);
     sample_chunks(s);
     sample_teardown(s);
     gt_report_finish(s->r, SAMPLE_END);
+}
+
+static inline void sample_build(sample *s, const gt_report_options *opt)
+{
+    sample_init(s, opt);
+    sample_run(s);
 }
 
 static inline void sample_free(sample *s)

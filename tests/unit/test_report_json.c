@@ -18,6 +18,7 @@
 
 #include "report/format.h"
 #include "report/json_writer.h"
+#include "hex_names.h"
 #include "report_events.h"
 
 /* What gt_json_write_string makes of len bytes. */
@@ -129,22 +130,6 @@ static void test_units(void **unused)
     assert_string_equal(gt_format_bytes(1023, b, sizeof(b)), "1023 B");
     assert_string_equal(gt_format_bytes(1536, b, sizeof(b)), "1.50 KiB");
     assert_string_equal(gt_format_bytes(3ull << 30, b, sizeof(b)), "3.00 GiB");
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-static uint32_t intern_hex(gt_strtab *names, const char *hex)
-{
-    char buf[512];
-    size_t n = 0;
-    for (; hex[0] && hex[1] && n < sizeof(buf); hex += 2)
-        buf[n++] = (char)(hex_value(hex[0]) * 16 + hex_value(hex[1]));
-    return gt_strtab_intern(names, buf, n);
 }
 
 static unsigned parse_categories(const char *list)

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Parses the CSV report back with the csv module and checks it (SPEC §7).
+
+Usage: report_csv_check.py EMITTER
+
+EMITTER is unit_report_csv; run with `--emit HEXNAME...` it prints the CSV
+of a sample run plus kernels and NVTX ranges named by the hostile names
+(the same as the JSON check's), in that order of time, before the
+sample's own rows.
+"""
+import csv
+import io
+import subprocess
+import sys
+
+from report_json_check import HOSTILE
+
+HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
+          "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps"]
+CATEGORIES = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx", "api"]
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def is_uint(text):
+    return text.isdigit() and text.isascii()
+
+
+def check_row(row, where):
+    check(len(row) == len(HEADER), f"{where}: {len(row)} fields")
+    if len(row) != len(HEADER):
+        return
+    cat, _name, calls, *times, nbytes, gbps = row
+    check(cat in CATEGORIES, f"{where}: category {cat!r}")
+    check(is_uint(calls), f"{where}: calls {calls!r}")
+    check(all(is_uint(t) for t in times) or all(t == "" for t in times),
+          f"{where}: time fields {times}")
+    check(nbytes == "" or is_uint(nbytes), f"{where}: bytes {nbytes!r}")
+    if gbps:
+        try:
+            float(gbps)
+        except ValueError:
+            check(False, f"{where}: gbps {gbps!r}")
+    check((gbps != "") == (cat in ("memcpy", "memset")), f"{where}: gbps only for transfers")
+
+
+def main():
+    args = [sys.argv[1], "--emit"] + [n.hex() for n in HOSTILE]
+    out = subprocess.run(args, check=True, capture_output=True).stdout
+    text = out.decode("utf-8")  # strict: the whole file must be valid UTF-8
+    check(text.endswith("\r\n"), "records end with CRLF")
+    rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    check(rows and rows[0] == HEADER, f"header {rows[0] if rows else None}")
+    for i, row in enumerate(rows[1:], 2):
+        check_row(row, f"record {i}")
+    order = [CATEGORIES.index(r[0]) for r in rows[1:] if r and r[0] in CATEGORIES]
+    check(order == sorted(order), "categories out of report order")
+    want = [n.decode("utf-8", errors="replace") for n in HOSTILE]
+    kernels = [r[1] for r in rows[1:] if r[0] == "kernel"]
+    check(kernels[:len(want)] == want, "kernel names did not round-trip")
+    ranges = [r[1] for r in rows[1:] if r[0] == "nvtx"]
+    check(ranges[:len(want)] == want, "range names did not round-trip")
+    for f in failures:
+        print("FAIL:", f)
+    if not failures:
+        print(f"report CSV: {len(rows) - 1} records parsed back, names OK")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

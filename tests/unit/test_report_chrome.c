@@ -1,0 +1,359 @@
+/* The Chrome trace: the streamed timeline and its file.
+ *
+ * Run with no arguments: cmocka tests of number formatting, each kind of
+ * event, the file's commit and failures, and the caps.
+ * Run as `--emit PATH HEXNAME...`: writes at PATH the trace of the sample
+ * run, then of kernels named by the given names (hex-encoded bytes), then
+ * of BULK_LAUNCHES launches on 2 devices x 3 streams with GPU durations
+ * of 1000 + i % 1000 ns (several MiB: many times the writer's buffer),
+ * plus NVTX ranges and thread names, for report_chrome_check.py. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "report/chrome.h"
+#include "report/outbuf.h"
+#include "report/stream_file.h"
+#include "hex_names.h"
+#include "report_sample.h"
+
+#define BULK_LAUNCHES 60000u
+
+/* ----------------------------------------------------------- helpers */
+
+typedef struct trace {
+    char path[64];
+    int fd;
+    sample s;
+    gt_timeline *tl;
+} trace;
+
+static void add_to_timeline(void *ctx, const gt_report *r, const gt_event *ev)
+{
+    gt_timeline_add(ctx, r, ev);
+}
+
+/* A sample report (not run yet) with a timeline writing to a new file. */
+static void trace_open(trace *t, unsigned categories)
+{
+    strcpy(t->path, "/tmp/gt-chrome-XXXXXX");
+    t->fd = mkstemp(t->path);
+    assert_true(t->fd >= 0);
+    gt_report_options opt = {.categories = categories};
+    sample_init(&t->s, &opt);
+    t->tl = gt_timeline_create(t->fd, t->s.names, SAMPLE_PID, SAMPLE_START, categories);
+    assert_non_null(t->tl);
+    t->s.also = add_to_timeline;
+    t->s.ctx = t->tl;
+}
+
+static void add(trace *t, gt_event ev)
+{
+    sample_add(&t->s, ev);
+}
+
+/* Finishes the trace and returns its text. */
+static char *trace_close(trace *t)
+{
+    assert_int_equal(gt_timeline_finish(t->tl, &t->s.p), 0);
+    gt_timeline_destroy(t->tl);
+    off_t size = lseek(t->fd, 0, SEEK_END);
+    char *text = malloc((size_t)size + 1);
+    assert_int_equal(pread(t->fd, text, (size_t)size, 0), size);
+    text[size] = '\0';
+    close(t->fd);
+    unlink(t->path);
+    sample_free(&t->s);
+    return text;
+}
+
+static int occurrences(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void test_numbers(void **unused)
+{
+    (void)unused;
+    char buf[64];
+    *gt_put_us(buf, 1234567) = '\0';
+    assert_string_equal(buf, "1234.567");
+    *gt_put_us(buf, 5) = '\0';
+    assert_string_equal(buf, "0.005");
+    *gt_put_us(buf, 0) = '\0';
+    assert_string_equal(buf, "0.000");
+    *gt_put_us(buf, -20) = '\0';
+    assert_string_equal(buf, "-0.020");
+    *gt_put_us(buf, INT64_MIN) = '\0';
+    assert_string_equal(buf, "-9223372036854775.808");
+    *gt_put_u64(buf, UINT64_MAX) = '\0';
+    assert_string_equal(buf, "18446744073709551615");
+    *gt_put_u64(buf, 7) = '\0';
+    assert_string_equal(buf, "7");
+}
+
+/* The sample run: one host slice per call, one GPU slice per timed piece
+ * of work, on tracks named per (device, stream), memory counters. */
+static void test_sample_events(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    sample_run(&t.s);
+    char *text = trace_close(&t);
+    assert_memory_equal(text, "{\"traceEvents\":[\n", 17);
+    assert_non_null(strstr(text, "\n],\"displayTimeUnit\":\"ns\"}\n"));
+    /* 25 launches: 25 host slices with the kernel's name, 25 on the GPU */
+    assert_int_equal(occurrences(text, "\"name\":\"cuLaunchKernel\""), 25);
+    assert_int_equal(occurrences(text, "\"args\":{\"grid\":[256,1,1],\"block\":[128,1,1]"), 25);
+    /* the first chunk's rk4 kernel: 2 ms from its start */
+    assert_non_null(strstr(text, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" SAMPLE_RK4_NAME
+                                 "\",\"pid\":4242,\"tid\":1073741825,\"ts\":125041.500,"
+                                 "\"dur\":2000.000,"));
+    assert_non_null(strstr(text, "\"args\":{\"name\":\"GPU 0 default stream\"}"));
+    assert_non_null(strstr(text, "\"args\":{\"name\":\"GPU 0 stream 0x7f0000001000\"}"));
+    assert_non_null(strstr(text, "\"args\":{\"name\":\"batch_ode\"}"));
+    assert_int_equal(occurrences(text, "\"name\":\"HtoD pinned async\""), 12);
+    /* memory in use after each allocation and free */
+    assert_non_null(strstr(text, "\"name\":\"GPU 0 memory\",\"pid\":4242,\"tid\":4242,"));
+    assert_int_equal(occurrences(text, "\"ph\":\"C\""), 6);
+    assert_non_null(strstr(text, "\"args\":{\"bytes\":83886080}"));
+    assert_non_null(strstr(text, "\"args\":{\"bytes\":67108864}"));
+    /* NVTX: 12 chunks and the solve range */
+    assert_int_equal(occurrences(text, "\"cat\":\"nvtx\",\"name\":\"chunk\""), 12);
+    assert_int_equal(occurrences(text, "\"cat\":\"nvtx\",\"name\":\"solve\""), 1);
+    /* the failed allocation */
+    assert_non_null(strstr(text, "\"args\":{\"bytes\":0,\"error\":\"CUDA_ERROR_OUT_OF_MEMORY\"}"));
+    free(text);
+}
+
+/* Disabled categories: no GPU slices, counters or ranges; host calls stay. */
+static void test_categories(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_BIT(GT_CAT_API));
+    sample_run(&t.s);
+    char *text = trace_close(&t);
+    assert_int_equal(occurrences(text, "\"name\":\"cuLaunchKernel\""), 25);
+    assert_null(strstr(text, "\"tid\":1073741824"));
+    assert_null(strstr(text, "\"ph\":\"C\""));
+    assert_null(strstr(text, "\"cat\":\"nvtx\""));
+    free(text);
+}
+
+static gt_event nvtx(trace *t, uint8_t kind, uint32_t tid, uint64_t at, const char *name,
+                     uint64_t id)
+{
+    return nvtx_event(kind, tid, SAMPLE_START + at, 0, name ? intern(t->s.names, name) : 0, id);
+}
+
+static void test_nvtx(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    add(&t, nvtx(&t, GT_EV_NVTX_PUSH, 7, 1000, "outer", 0));
+    add(&t, nvtx(&t, GT_EV_NVTX_PUSH, 7, 2000, "inner", 0));
+    add(&t, nvtx(&t, GT_EV_NVTX_POP, 7, 2500, NULL, 0));
+    add(&t, nvtx(&t, GT_EV_NVTX_POP, 8, 2600, NULL, 0)); /* no push on thread 8 */
+    add(&t, nvtx(&t, GT_EV_NVTX_MARK, 7, 2700, "here", 0));
+    add(&t, nvtx(&t, GT_EV_NVTX_START, 7, 3000, "io", 0x51));
+    add(&t, nvtx(&t, GT_EV_NVTX_END, 9, 4000, NULL, 0x51));
+    add(&t, nvtx(&t, GT_EV_NVTX_END, 9, 6000, NULL, 0x52)); /* its start comes later */
+    add(&t, nvtx(&t, GT_EV_NVTX_START, 7, 5000, "late", 0x52));
+    add(&t, nvtx(&t, GT_EV_NVTX_START, 7, 7000, "open", 0x53));
+    gt_event ev = host_event(GT_EV_THREAD_NAME, 7, 0, 0);
+    ev.name = intern(t.s.names, "worker \"7\"");
+    add(&t, ev);
+    char *text = trace_close(&t); /* "outer" and "open" close at the end: 200 ms */
+    const char *want[] = {
+        "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":\"inner\",\"pid\":4242,\"tid\":7,\"ts\":2.000,"
+        "\"dur\":0.500}",
+        "{\"ph\":\"i\",\"cat\":\"nvtx\",\"name\":\"here\",\"pid\":4242,\"tid\":7,\"ts\":2.700,"
+        "\"s\":\"t\"}",
+        "{\"ph\":\"b\",\"cat\":\"nvtx\",\"name\":\"io\",\"pid\":4242,\"tid\":7,\"ts\":3.000,"
+        "\"id\":\"0x51\"}",
+        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"io\",\"pid\":4242,\"tid\":7,\"ts\":4.000,"
+        "\"id\":\"0x51\"}",
+        "{\"ph\":\"b\",\"cat\":\"nvtx\",\"name\":\"late\",\"pid\":4242,\"tid\":7,\"ts\":5.000,"
+        "\"id\":\"0x52\"}",
+        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"late\",\"pid\":4242,\"tid\":7,\"ts\":6.000,"
+        "\"id\":\"0x52\"}",
+        "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":\"outer\",\"pid\":4242,\"tid\":7,\"ts\":1.000,"
+        "\"dur\":199999.000}",
+        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"open\",\"pid\":4242,\"tid\":7,\"ts\":200000.000,"
+        "\"id\":\"0x53\"}",
+        "{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_name\",\"pid\":4242,\"tid\":7,"
+        "\"ts\":0.000,\"args\":{\"name\":\"worker \\\"7\\\"\"}}",
+    };
+    const char *at = text;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *found = strstr(at, want[i]);
+        if (!found) fail_msg("missing, or out of order: %s", want[i]);
+        at = found;
+    }
+    assert_int_equal(occurrences(text, "\"cat\":\"nvtx\""), 9);
+    free(text);
+}
+
+/* Past the track cap, GPU work is left out and counted. */
+static void test_track_cap(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    uint32_t k = intern(t.s.names, "k");
+    for (uint64_t i = 0; i < GT_TIMELINE_MAX_TRACKS + 10; i++) {
+        gt_event ev = kernel_event(k, 1, SAMPLE_START, SAMPLE_START, SAMPLE_START + 10);
+        ev.stream = 0x1000 + i;
+        add(&t, ev);
+    }
+    assert_int_equal(gt_timeline_lost(t.tl), 10);
+    char *text = trace_close(&t);
+    assert_int_equal(occurrences(text, "\"name\":\"thread_name\""), GT_TIMELINE_MAX_TRACKS);
+    free(text);
+}
+
+/* A full disk: finish reports the error. */
+static void test_write_error(void **unused)
+{
+    (void)unused;
+    int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) skip();
+    sample s;
+    sample_build(&s, NULL);
+    gt_timeline *tl = gt_timeline_create(fd, s.names, 1, 0, GT_CAT_ALL);
+    gt_event ev = kernel_event(intern(s.names, "k"), 1, 0, 0, 10);
+    gt_timeline_add(tl, s.r, &ev);
+    errno = 0;
+    assert_int_equal(gt_timeline_finish(tl, &s.p), -1);
+    assert_int_equal(errno, ENOSPC);
+    gt_timeline_destroy(tl);
+    close(fd);
+    sample_free(&s);
+}
+
+static char dir[] = "/tmp/gt-stream-XXXXXX";
+
+static int count_entries(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "exit $(ls -A '%s' | wc -l)", dir);
+    return WEXITSTATUS(system(cmd));
+}
+
+/* The file appears under its name complete, replacing the old one; a
+ * discarded one leaves nothing. */
+static void test_stream_file(void **unused)
+{
+    (void)unused;
+    assert_non_null(mkdtemp(dir));
+    char path[128], err[512];
+    snprintf(path, sizeof path, "%s/r.trace.json", dir);
+    FILE *old = fopen(path, "w");
+    fputs("old", old);
+    fclose(old);
+
+    gt_stream_file f;
+    assert_int_equal(gt_stream_file_open(&f, path, err, sizeof err), 0);
+    assert_int_equal(write(f.fd, "new", 3), 3);
+    char text[16] = "";
+    FILE *seen = fopen(path, "r");
+    assert_non_null(fgets(text, sizeof text, seen)); /* still the old file meanwhile */
+    fclose(seen);
+    assert_string_equal(text, "old");
+    assert_int_equal(gt_stream_file_commit(&f, path, err, sizeof err), 0);
+    seen = fopen(path, "r");
+    assert_non_null(fgets(text, sizeof text, seen));
+    fclose(seen);
+    assert_string_equal(text, "new");
+    assert_int_equal(count_entries(), 1);
+
+    assert_int_equal(gt_stream_file_open(&f, path, err, sizeof err), 0);
+    gt_stream_file_discard(&f);
+    assert_int_equal(count_entries(), 1);
+
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/no/r.trace.json", dir);
+    assert_int_equal(gt_stream_file_open(&f, missing, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/no/r.trace.json: cannot create the temporary file: "));
+    unlink(path);
+    rmdir(dir);
+}
+
+/* ------------------------------------------------------------- --emit */
+
+static int emit(int argc, char **argv)
+{
+    gt_stream_file f;
+    char err[512];
+    if (gt_stream_file_open(&f, argv[2], err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    sample s;
+    sample_init(&s, NULL);
+    gt_timeline *tl = gt_timeline_create(f.fd, s.names, SAMPLE_PID, SAMPLE_START, GT_CAT_ALL);
+    s.also = add_to_timeline;
+    s.ctx = tl;
+    sample_run(&s);
+    uint64_t t = SAMPLE_END;
+    uint32_t launch = intern(s.names, "cuLaunchKernel");
+    for (int i = 3; i < argc; i++, t += 10000) {
+        gt_event ev = kernel_event(intern_hex(s.names, argv[i]), 100, t, t + 200, t + 5200);
+        ev.api = launch;
+        ev.stream = 0x7f0000009000ull;
+        sample_add(&s, ev);
+        ev = nvtx_event(GT_EV_NVTX_MARK, 100, t, 0, ev.name, 0);
+        sample_add(&s, ev);
+        ev = host_event(GT_EV_THREAD_NAME, 100 + (uint32_t)i, 0, 0);
+        ev.name = intern_hex(s.names, argv[i]);
+        sample_add(&s, ev);
+    }
+    uint32_t bulk = intern(s.names, "bulk_kernel(float*)");
+    for (uint32_t i = 0; i < BULK_LAUNCHES; i++, t += 3000) {
+        gt_event ev = kernel_event(bulk, 200 + i % 2, t, t + 500, t + 500 + 1000 + i % 1000);
+        ev.api = launch;
+        ev.device = (uint16_t)(i % 2);
+        ev.stream = 0x7f000000a000ull + 0x100 * (i % 3);
+        sample_add(&s, ev);
+    }
+    int rc = gt_timeline_finish(tl, &s.p);
+    gt_timeline_destroy(tl);
+    if (rc != 0 || gt_stream_file_commit(&f, argv[2], err, sizeof err) != 0) {
+        fprintf(stderr, "cannot write %s: %s\n", argv[2], err);
+        return 1;
+    }
+    sample_free(&s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "--emit") == 0) return emit(argc, argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_numbers),     cmocka_unit_test(test_sample_events),
+        cmocka_unit_test(test_categories),  cmocka_unit_test(test_nvtx),
+        cmocka_unit_test(test_track_cap),   cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_stream_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
