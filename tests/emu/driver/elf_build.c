@@ -11,6 +11,7 @@
 #define GT_EM_CUDA 190
 #define GT_ELFOSABI_CUDA 0x41
 #define GT_STO_CUDA_ENTRY 0x10
+#define GT_STO_CUDA_MANAGED 0x04
 #define FIXED_SECTIONS 5 /* null, .shstrtab, .strtab, .symtab, .nv.global.init */
 
 struct buf {
@@ -86,6 +87,7 @@ void *gt_elf_build(const struct gt_image_info *info, size_t *size_out)
         align(&data, 8);
         Elf64_Sym sym = {.st_name = (Elf64_Word)put_str(&str, "", g->name),
                          .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT),
+                         .st_other = g->managed ? GT_STO_CUDA_MANAGED : 0,
                          .st_shndx = 4,
                          .st_value = data.len,
                          .st_size = g->size};

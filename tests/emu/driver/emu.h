@@ -251,9 +251,10 @@ bool gt_mem_find(uintptr_t addr, size_t len, struct gt_alloc *out);
 /* Whether any known allocation overlaps [base, base+size). */
 bool gt_mem_overlaps(uintptr_t base, size_t size);
 CUresult gt_mem_insert(const struct gt_alloc *a);
-/* Records a new allocation of ctx with a fresh buffer id. */
-CUresult gt_mem_record(void *base, size_t size, enum gt_mem_kind kind, struct gt_context *ctx,
-                       unsigned flags);
+/* Records a new allocation on dev (of ctx, which may be NULL for memory
+ * no context owns) with a fresh buffer id. */
+CUresult gt_mem_record(void *base, size_t size, enum gt_mem_kind kind, struct gt_device *dev,
+                       struct gt_context *ctx, unsigned flags);
 /* Removes the allocation that starts exactly at `base` with kind in mask. */
 bool gt_mem_remove(uintptr_t base, unsigned kind_mask, struct gt_alloc *out);
 bool gt_mem_mark_freeing(uintptr_t base, unsigned kind_mask);
@@ -281,6 +282,9 @@ bool gt_arena_contains(const struct gt_device *dev, uintptr_t p);
  * MANAGED). */
 CUresult gt_device_alloc(struct gt_context *ctx, size_t size, enum gt_mem_kind kind, unsigned flags,
                          CUdeviceptr *out);
+/* The same on dev for ctx, which may be NULL: no context frees it. */
+CUresult gt_device_alloc_on(struct gt_device *dev, struct gt_context *ctx, size_t size,
+                            enum gt_mem_kind kind, unsigned flags, CUdeviceptr *out);
 /* Frees device/managed memory allocated at `ptr` (must be its base). */
 CUresult gt_device_free(CUdeviceptr ptr);
 /* A stream-ordered allocation of `size` bytes left its pool (mempool.c). */

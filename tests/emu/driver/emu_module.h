@@ -12,6 +12,7 @@ enum gt_image_kind { GT_IMAGE_PTX = 1, GT_IMAGE_CUBIN, GT_IMAGE_FATBIN };
 struct gt_image_global {
     char *name;
     size_t size;
+    bool managed;        /* a __managed__ variable: backed by managed memory */
     unsigned char *init; /* initial value (init_len bytes), or NULL: zeros */
     size_t init_len;
 };
@@ -37,7 +38,7 @@ void gt_image_info_free(struct gt_image_info *info);
 bool gt_image_merge(struct gt_image_info *into, const struct gt_image_info *from);
 bool gt_image_add_entry(struct gt_image_info *info, const char *name, size_t len);
 bool gt_image_add_global(struct gt_image_info *info, const char *name, size_t len, size_t size,
-                         const void *init, size_t init_len);
+                         const void *init, size_t init_len, bool managed);
 
 /* Format parsers (image_ptx.c, image_elf.c, image_fatbin.c). */
 CUresult gt_ptx_parse(const char *text, size_t len, struct gt_image_info *out);
@@ -71,6 +72,7 @@ struct gt_module_global {
     const char *name;
     CUdeviceptr ptr;
     size_t size;
+    bool owned; /* false: a library's __managed__ variable */
 };
 
 struct gt_module {
@@ -104,8 +106,14 @@ struct gt_library {
     struct gt_kernel **kernels;
     struct gt_library_module *mods;
     size_t n_mods, cap_mods;
+    /* __managed__ variables (per global, 0 for others): one allocation for
+     * every context, made at load. */
+    CUdeviceptr *managed;
 };
 
+/* Allocates memory for a global on dev, holding its initial value. */
+CUresult gt_global_alloc(struct gt_device *dev, struct gt_context *ctx,
+                         const struct gt_image_global *g, CUdeviceptr *out);
 /* Creates a module of ctx from parsed image info (takes the info). */
 CUresult gt_module_create(struct gt_context *ctx, struct gt_image_info *info,
                           struct gt_library *library, struct gt_module **out);

@@ -9,38 +9,16 @@
   gen_tables.py errors CUDA_H OUT.c
       CUresult names for cuGetErrorName.
 
-Variant naming (CUDA programming guide, driver entry point access): the
-first version of a function is exported under its base name, later ones as
-<base>_v2, <base>_v3, ... in version order; a per-thread variant carries the
-name of the default variant it belongs to, the newest ones pairing up.
+Variant naming: see cmake/cuda_variants.py.
 """
+import os
 import re
 import sys
-from collections import defaultdict
 
-PFN_RE = re.compile(r"\bPFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\)\s*\(")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "cmake"))
+from cuda_variants import variants  # noqa: E402  (the shared variant rules)
+
 DEF_RE = re.compile(r"^CUresult CUDAAPI (cu\w+)\(", re.M)
-
-
-def variants(typedefs_text):
-    groups = defaultdict(lambda: {"default": [], "ptds": []})
-    for base, version, suffix in PFN_RE.findall(typedefs_text):
-        key = "ptds" if suffix else "default"
-        groups[base][key].append((int(version), suffix))
-    rows = []
-    for base, g in groups.items():
-        defaults = sorted(set(g["default"]))
-        names = [base if i == 0 else f"{base}_v{i + 1}" for i in range(len(defaults))]
-        for (version, _), name in zip(defaults, names):
-            rows.append((base, version, 0, name))
-        ptds = sorted(set(g["ptds"]))
-        if len(ptds) > len(names):
-            sys.exit(f"gen_tables.py: {base}: more per-thread than default variants")
-        first = len(names) - len(ptds)
-        for i, (version, suffix) in enumerate(ptds):
-            rows.append((base, version, 1, names[first + i] + suffix))
-    rows.sort(key=lambda r: (r[0], r[2], r[1]))
-    return rows
 
 
 def gen_procaddr(out, typedefs, sources):

@@ -17,7 +17,7 @@ static CUresult host_alloc(void **pp, size_t size, unsigned flags)
     if (r != CUDA_SUCCESS) return r;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-    r = gt_mem_record(p, size, GT_MEM_HOST, ctx, flags);
+    r = gt_mem_record(p, size, GT_MEM_HOST, ctx->dev, ctx, flags);
     if (r != CUDA_SUCCESS) {
         munmap(p, size);
         return r;
@@ -108,7 +108,7 @@ static CUresult host_register(void *p, size_t size, unsigned flags)
     r = gt_capture_check_unsafe();
     if (r != CUDA_SUCCESS) return r;
     if (gt_mem_overlaps((uintptr_t)p, size)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-    return gt_mem_record(p, size, GT_MEM_REGISTERED, ctx, flags);
+    return gt_mem_record(p, size, GT_MEM_REGISTERED, ctx->dev, ctx, flags);
 }
 
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)

@@ -34,7 +34,7 @@ bool gt_image_add_entry(struct gt_image_info *info, const char *name, size_t len
 }
 
 bool gt_image_add_global(struct gt_image_info *info, const char *name, size_t len, size_t size,
-                         const void *init, size_t init_len)
+                         const void *init, size_t init_len, bool managed)
 {
     for (size_t i = 0; i < info->n_globals; i++)
         if (strlen(info->globals[i].name) == len && !strncmp(info->globals[i].name, name, len))
@@ -50,6 +50,7 @@ bool gt_image_add_global(struct gt_image_info *info, const char *name, size_t le
     memset(g, 0, sizeof *g);
     g->name = strndup(name, len);
     g->size = size;
+    g->managed = managed;
     if (!g->name) return false;
     if (init && init_len) {
         g->init = malloc(init_len);
@@ -83,7 +84,8 @@ bool gt_image_merge(struct gt_image_info *into, const struct gt_image_info *from
         if (!gt_image_add_entry(into, from->entries[i], strlen(from->entries[i]))) return false;
     for (size_t i = 0; i < from->n_globals; i++) {
         const struct gt_image_global *g = &from->globals[i];
-        if (!gt_image_add_global(into, g->name, strlen(g->name), g->size, g->init, g->init_len))
+        if (!gt_image_add_global(into, g->name, strlen(g->name), g->size, g->init, g->init_len,
+                                 g->managed))
             return false;
     }
     return true;

@@ -11,6 +11,8 @@
 #define GT_EM_CUDA 190
 #define GT_ELFOSABI_CUDA 0x41
 #define GT_STO_CUDA_ENTRY 0x10
+/* st_other of __managed__ variables, as nvcc 13 writes them. */
+#define GT_STO_CUDA_MANAGED 0x04
 
 bool gt_elf_is_cuda(const void *p, size_t size)
 {
@@ -97,7 +99,8 @@ static bool collect(const struct elf_view *v, size_t symtab_index, bool need_ent
                 sym.st_value + sym.st_size <= data.sh_size)
                 init = v->p + data.sh_offset + sym.st_value;
             if (!gt_image_add_global(out, name, strlen(name), sym.st_size, init,
-                                     init ? sym.st_size : 0))
+                                     init ? sym.st_size : 0,
+                                     (sym.st_other & GT_STO_CUDA_MANAGED) != 0))
                 return false;
         }
     }

@@ -180,7 +180,8 @@ static bool parse_variable(const char *stmt, const char *e, struct gt_image_info
         init = calloc(1, size);
         if (init) parse_initializer(eq + 1, e, init, size, elem, is_float);
     }
-    bool ok = gt_image_add_global(out, name, name_len, size, init, init ? size : 0);
+    bool managed = find_word(stmt, e, ".managed") != NULL; /* .attribute(.managed) */
+    bool ok = gt_image_add_global(out, name, name_len, size, init, init ? size : 0, managed);
     free(init);
     return ok;
 }

@@ -88,6 +88,14 @@ CUresult gt_launch_function(CUfunction h, struct gt_context *ctx, struct gt_func
     return r;
 }
 
+static void free_managed(struct gt_library *lib)
+{
+    for (size_t i = 0; lib->managed && i < lib->info.n_globals; i++)
+        if (lib->managed[i]) gt_device_free(lib->managed[i]);
+    free(lib->managed);
+    lib->managed = NULL;
+}
+
 static CUresult library_create(CUlibrary *library, struct gt_image_info *info, CUresult parsed)
 {
     CUresult r = parsed;
@@ -118,9 +126,16 @@ static CUresult library_create(CUlibrary *library, struct gt_image_info *info, C
         lib->kernels[i] = k;
     }
     if (!lib->kernels) r = CUDA_ERROR_OUT_OF_MEMORY;
+    /* Managed variables are context-independent: device 0's memory. */
+    lib->managed = calloc(info->n_globals + 1, sizeof *lib->managed);
+    if (!lib->managed) r = CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < info->n_globals; i++)
+        if (info->globals[i].managed)
+            r = gt_global_alloc(&gt_devices[0], NULL, &info->globals[i], &lib->managed[i]);
     if (r != CUDA_SUCCESS) {
         for (size_t i = 0; lib->kernels && i < info->n_entries; i++)
             if (lib->kernels[i]) gt_object_free(lib->kernels[i], GT_KIND_KERNEL);
+        free_managed(lib);
         free(lib->kernels);
         gt_image_info_free(&lib->info);
         gt_object_free(lib, GT_KIND_LIBRARY);
@@ -182,6 +197,7 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
     }
     for (size_t i = 0; i < lib->info.n_entries; i++)
         gt_object_free(lib->kernels[i], GT_KIND_KERNEL);
+    free_managed(lib);
     free(lib->kernels);
     free(lib->mods);
     gt_image_info_free(&lib->info);
@@ -241,8 +257,9 @@ CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
     return r;
 }
 
-CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
-                                    const char *name)
+/* A global of the library's module in the current context. */
+static CUresult library_global(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                               const char *name)
 {
     struct gt_library *lib;
     CUresult r = library_check(library, &lib);
@@ -251,6 +268,30 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary 
     struct gt_module *m;
     if (r == CUDA_SUCCESS) r = gt_library_module(lib, ctx, &m);
     return r != CUDA_SUCCESS ? r : gt_module_global(m, name, dptr, bytes);
+}
+
+CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                    const char *name)
+{
+    return library_global(dptr, bytes, library, name);
+}
+
+/* A __managed__ variable: one allocation of managed memory, shared by
+ * every context, so no context needs to be current. */
+CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                     const char *name)
+{
+    struct gt_library *lib;
+    CUresult r = library_check(library, &lib);
+    if (r != CUDA_SUCCESS) return r;
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < lib->info.n_globals; i++) {
+        if (!lib->managed[i] || strcmp(lib->info.globals[i].name, name) != 0) continue;
+        if (dptr) *dptr = lib->managed[i];
+        if (bytes) *bytes = lib->info.globals[i].size;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)

@@ -3,14 +3,14 @@
 
 #include <sys/mman.h>
 
-CUresult gt_mem_record(void *base, size_t size, enum gt_mem_kind kind, struct gt_context *ctx,
-                       unsigned flags)
+CUresult gt_mem_record(void *base, size_t size, enum gt_mem_kind kind, struct gt_device *dev,
+                       struct gt_context *ctx, unsigned flags)
 {
     static _Atomic unsigned long long next_buffer_id = 1;
     struct gt_alloc a = {.base = (uintptr_t)base,
                          .size = size,
                          .kind = kind,
-                         .dev = ctx->dev,
+                         .dev = dev,
                          .ctx = ctx,
                          .flags = flags,
                          /* Relaxed: ids only need to be unique. */
@@ -18,18 +18,24 @@ CUresult gt_mem_record(void *base, size_t size, enum gt_mem_kind kind, struct gt
     return gt_mem_insert(&a);
 }
 
-CUresult gt_device_alloc(struct gt_context *ctx, size_t size, enum gt_mem_kind kind, unsigned flags,
-                         CUdeviceptr *out)
+CUresult gt_device_alloc_on(struct gt_device *dev, struct gt_context *ctx, size_t size,
+                            enum gt_mem_kind kind, unsigned flags, CUdeviceptr *out)
 {
-    void *p = gt_arena_alloc(ctx->dev, size);
+    void *p = gt_arena_alloc(dev, size);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult r = gt_mem_record(p, size, kind, ctx, flags);
+    CUresult r = gt_mem_record(p, size, kind, dev, ctx, flags);
     if (r != CUDA_SUCCESS) {
-        gt_arena_free(ctx->dev, p, size);
+        gt_arena_free(dev, p, size);
         return r;
     }
     *out = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
+}
+
+CUresult gt_device_alloc(struct gt_context *ctx, size_t size, enum gt_mem_kind kind, unsigned flags,
+                         CUdeviceptr *out)
+{
+    return gt_device_alloc_on(ctx->dev, ctx, size, kind, flags, out);
 }
 
 void gt_mem_release_backing(const struct gt_alloc *a)

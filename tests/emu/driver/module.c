@@ -46,12 +46,26 @@ static void free_parts(struct gt_module *m)
     for (size_t i = 0; m->funcs && i < m->info.n_entries; i++)
         if (m->funcs[i]) gt_object_free(m->funcs[i], GT_KIND_FUNCTION);
     for (size_t i = 0; m->globals && i < m->info.n_globals; i++)
-        if (m->globals[i].ptr) gt_device_free(m->globals[i].ptr);
+        if (m->globals[i].ptr && m->globals[i].owned) gt_device_free(m->globals[i].ptr);
     free(m->funcs);
     free(m->globals);
     gt_image_info_free(&m->info);
 }
 
+CUresult gt_global_alloc(struct gt_device *dev, struct gt_context *ctx,
+                         const struct gt_image_global *g, CUdeviceptr *out)
+{
+    enum gt_mem_kind kind = g->managed ? GT_MEM_MANAGED : GT_MEM_DEVICE;
+    unsigned flags = g->managed ? CU_MEM_ATTACH_GLOBAL : 0;
+    CUresult r = gt_device_alloc_on(dev, ctx, g->size ? g->size : 1, kind, flags, out);
+    if (r != CUDA_SUCCESS) return r;
+    void *p = (void *)(uintptr_t)*out;
+    memset(p, 0, g->size);
+    if (g->init) memcpy(p, g->init, g->init_len < g->size ? g->init_len : g->size);
+    return CUDA_SUCCESS;
+}
+
+/* Library modules share their library's managed variables. */
 static CUresult back_globals(struct gt_module *m)
 {
     for (size_t i = 0; i < m->info.n_globals; i++) {
@@ -59,11 +73,13 @@ static CUresult back_globals(struct gt_module *m)
         struct gt_module_global *mg = &m->globals[i];
         mg->name = g->name;
         mg->size = g->size;
-        CUresult r = gt_device_alloc(m->ctx, g->size ? g->size : 1, GT_MEM_DEVICE, 0, &mg->ptr);
+        if (m->library && m->library->managed[i]) {
+            mg->ptr = m->library->managed[i];
+            continue;
+        }
+        mg->owned = true;
+        CUresult r = gt_global_alloc(m->ctx->dev, m->ctx, g, &mg->ptr);
         if (r != CUDA_SUCCESS) return r;
-        void *p = (void *)(uintptr_t)mg->ptr;
-        memset(p, 0, g->size);
-        if (g->init) memcpy(p, g->init, g->init_len < g->size ? g->init_len : g->size);
     }
     return CUDA_SUCCESS;
 }

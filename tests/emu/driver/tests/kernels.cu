@@ -2,6 +2,7 @@
 // and fatbins (with each compression mode) at build time.
 __device__ int counter = 5;
 __constant__ float coef[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+__managed__ int managed_total = 9;
 
 __device__ __noinline__ float helper(float x)
 {
@@ -22,7 +23,7 @@ __global__ void uses_helper(float *p)
 
 extern "C" __global__ void plain_kernel(int *x)
 {
-    *x = counter;
+    *x = counter + managed_total;
 }
 
 namespace ns {

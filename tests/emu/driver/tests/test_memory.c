@@ -479,16 +479,11 @@ static void test_stream_ordered(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alloc_free),
-        cmocka_unit_test(test_copies_move_data),
-        cmocka_unit_test(test_copy_2d),
-        cmocka_unit_test(test_copy_3d),
-        cmocka_unit_test(test_memsets),
-        cmocka_unit_test(test_host_memory),
-        cmocka_unit_test(test_managed),
-        cmocka_unit_test(test_pointer_attributes),
-        cmocka_unit_test(test_peer_copy),
-        cmocka_unit_test(test_vmm),
+        cmocka_unit_test(test_alloc_free),     cmocka_unit_test(test_copies_move_data),
+        cmocka_unit_test(test_copy_2d),        cmocka_unit_test(test_copy_3d),
+        cmocka_unit_test(test_memsets),        cmocka_unit_test(test_host_memory),
+        cmocka_unit_test(test_managed),        cmocka_unit_test(test_pointer_attributes),
+        cmocka_unit_test(test_peer_copy),      cmocka_unit_test(test_vmm),
         cmocka_unit_test(test_stream_ordered),
     };
     return cmocka_run_group_tests(tests, setup_primary, teardown_primary);

@@ -76,6 +76,14 @@ static void check_module(CUmodule mod, const char *image, unsigned expected_coun
     ok_cu(cuMemcpyDtoH(c, coef, sizeof c));
     assert_true(c[0] == 1.0f && c[3] == 4.0f);
     expect_cu(CUDA_ERROR_NOT_FOUND, cuModuleGetGlobal(&coef, &size, mod, "nothing"));
+    CUdeviceptr managed;
+    int is_managed = 0;
+    ok_cu(cuModuleGetGlobal(&managed, &size, mod, "managed_total"));
+    ok_cu(cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, managed));
+    if (!is_managed || *(int *)(uintptr_t)managed != 9) /* host-accessible */
+        fail_msg("%s: managed_total is not managed memory holding 9", image);
+    ok_cu(cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, counter));
+    assert_int_equal(is_managed, 0);
 }
 
 static void test_every_image_format(void **state)
@@ -177,6 +185,12 @@ static void test_library_and_durations(void **state)
     size_t size;
     ok_cu(cuLibraryGetGlobal(&counter, &size, lib, "counter"));
     assert_int_equal(size, 4);
+    CUdeviceptr managed, again;
+    ok_cu(cuLibraryGetManaged(&managed, &size, lib, "managed_total"));
+    ok_cu(cuLibraryGetManaged(&again, NULL, lib, "managed_total"));
+    assert_int_equal(managed, again);
+    assert_int_equal(*(int *)(uintptr_t)managed, 9);
+    expect_cu(CUDA_ERROR_NOT_FOUND, cuLibraryGetManaged(&managed, &size, lib, "nothing"));
 
     CUkernel plain, busy, other;
     ok_cu(cuLibraryGetKernel(&plain, lib, "plain_kernel"));
