@@ -12,3 +12,18 @@ gt_unit_test(shim_collect SOURCES test_shim_collect.c LIBS gt_shim_core LABELS s
 # gtemu_cuda, so these run wherever the unit tests run.
 gt_unit_test(shim_gpu_time SOURCES test_shim_gpu_time.c gpu_test.c
              LIBS gt_shim_gpu gtemu_cuda LABELS shim gpu TIMEOUT 120)
+# Interception (label intercept): the caches' lock-free map, and how a
+# program is handed the wrappers, with libgputrace.so preloaded on the
+# emulated driver (not under sanitizers: their runtime must come first).
+gt_unit_test(shim_ptrmap SOURCES test_shim_ptrmap.c ${PROJECT_SOURCE_DIR}/shim/ptrmap.c
+             LIBS Threads::Threads LABELS shim intercept)
+if(NOT GPUTRACE_SANITIZE)
+  gt_unit_test(shim_resolve SOURCES test_shim_resolve.c LIBS ${CMAKE_DL_LIBS}
+               LABELS shim intercept)
+  target_include_directories(unit_shim_resolve SYSTEM PRIVATE ${GPUTRACE_CUDA_INCLUDE})
+  target_compile_definitions(unit_shim_resolve PRIVATE
+    GT_CUDART_LOOKUPS="${PROJECT_SOURCE_DIR}/tests/emu/driver/tests/cudart13-getprocaddress.txt")
+  add_dependencies(unit_shim_resolve gputrace gtemu_cuda)
+  set_tests_properties(unit.shim_resolve PROPERTIES ENVIRONMENT
+    "LD_PRELOAD=$<TARGET_FILE:gputrace>;LD_LIBRARY_PATH=$<TARGET_FILE_DIR:gtemu_cuda>;GPUTRACE_VERBOSITY=none")
+endif()

@@ -1,0 +1,228 @@
+/* The shared body of every wrapper (hook.h): before the real call, after
+ * it, and the runtime/driver pairing that records a call seen at both
+ * levels once (DESIGN §3).
+ *
+ * A runtime wrapper points gt_rt_current at a detail on its stack for the
+ * length of the real call. A driver wrapper reached under it times its GPU
+ * work as usual, and writes the description and the event pair into the
+ * detail instead of recording, when it is the first operation of the kind
+ * the runtime call is (the copy of a cudaMemcpy, the launch of a
+ * cudaLaunchKernel, the synchronize of a cudaStreamSynchronize). A further
+ * GPU operation under the same runtime call is recorded by the driver
+ * wrapper as its own event; anything else the runtime does on the way
+ * (initialisation, an internal synchronize) belongs to the runtime call and
+ * is not recorded again. */
+#include "hook.h"
+
+__thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
+
+/* A blocking synchronize publishes the thread's records first, so that the
+ * drain resolves their GPU times while the thread waits - once there are
+ * enough of them to be worth the rest of the chunk. */
+#define SYNC_FLUSH_MIN 64u
+
+/* The device of the calling thread's current context, remembered per
+ * thread for the last context seen. */
+static __thread CUcontext device_ctx __attribute__((tls_model("initial-exec")));
+static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")));
+static gt_real_cache ctx_get_current, ctx_get_device, stream_is_capturing;
+
+static uint16_t current_device(void)
+{
+    typedef CUresult (*get_current_fn)(CUcontext *);
+    typedef CUresult (*get_device_fn)(CUdevice *);
+    get_current_fn get_current =
+        (get_current_fn)gt_cuda_real_once(&ctx_get_current, "cuCtxGetCurrent");
+    CUcontext ctx = NULL;
+    if (!get_current || get_current(&ctx) != CUDA_SUCCESS || !ctx) return GT_NO_DEVICE;
+    if (ctx == device_ctx) return device_ordinal;
+    get_device_fn get_device = (get_device_fn)gt_cuda_real_once(&ctx_get_device, "cuCtxGetDevice");
+    CUdevice dev = 0;
+    if (!get_device || get_device(&dev) != CUDA_SUCCESS || dev < 0 || dev >= (CUdevice)GT_NO_DEVICE)
+        return GT_NO_DEVICE;
+    device_ctx = ctx;
+    device_ordinal = (uint16_t)dev;
+    return device_ordinal;
+}
+
+static int is_gpu_work(unsigned kind)
+{
+    return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
+           kind == GT_EV_MEMSET;
+}
+
+/* The id a stream gets in records: 0 for the legacy default stream,
+ * CU_STREAM_PER_THREAD for the per-thread one. */
+static uint64_t stream_id(const gt_call *c)
+{
+    if (c->stream == CU_STREAM_LEGACY || (!c->stream && !c->per_thread)) return 0;
+    if (!c->stream) return (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
+    return (uint64_t)(uintptr_t)c->stream;
+}
+
+/* Work the GPU will not run now: it is being captured into a graph. Asked
+ * only for untimed work while timing is on (gt_gpu_begin refused it). */
+static int captured(const gt_call *c)
+{
+    typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+    is_capturing_fn fn =
+        (is_capturing_fn)gt_cuda_real_once(&stream_is_capturing, "cuStreamIsCapturing");
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUstream s = !c->stream && c->per_thread ? CU_STREAM_PER_THREAD : c->stream;
+    return fn && fn(s, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* The host side's kind, or GT_HOST_NONE for device memory. */
+static enum gt_host_mem side_kind(const void *ptr, unsigned side)
+{
+    if (side == GT_SIDE_DEVICE) return GT_HOST_NONE;
+    enum gt_host_mem kind = gt_host_mem_kind(ptr);
+    /* The API says host: device memory passed as such is still the host side. */
+    return side == GT_SIDE_HOST && kind == GT_HOST_NONE ? GT_HOST_PAGEABLE : kind;
+}
+
+static void describe_copy(const gt_call *c, gt_work *w)
+{
+    w->u.copy.dims = c->copy.dims;
+    if (c->copy.peer) {
+        w->u.copy.dir = GT_DIR_PTOP;
+        w->u.copy.host_mem = GT_HOST_NONE;
+        return;
+    }
+    enum gt_host_mem src = side_kind(c->copy.src, c->copy.src_side);
+    enum gt_host_mem dst = side_kind(c->copy.dst, c->copy.dst_side);
+    if (src != GT_HOST_NONE) {
+        w->u.copy.dir = dst != GT_HOST_NONE ? GT_DIR_HTOH : GT_DIR_HTOD;
+        w->u.copy.host_mem = (uint8_t)src;
+    } else {
+        w->u.copy.dir = dst != GT_HOST_NONE ? GT_DIR_DTOH : GT_DIR_DTOD;
+        w->u.copy.host_mem = (uint8_t)dst;
+    }
+}
+
+/* What the call did, for the record. The driver queries (names, host
+ * memory kinds, device, capture state) are made only when the hook's
+ * category is on and the call succeeded: a failed call counts in `api`
+ * alone. */
+static void describe(const gt_call *c, CUresult r, gt_work *w)
+{
+    memset(w, 0, sizeof *w);
+    w->kind = c->kind;
+    w->bytes = c->bytes;
+    w->stream = stream_id(c);
+    w->device = GT_NO_DEVICE;
+    if (c->kind == GT_EV_KERNEL || c->kind == GT_EV_GRAPH) {
+        w->u.kernel.func = c->kernel.func;
+        memcpy(w->u.kernel.grid, c->kernel.grid, sizeof c->kernel.grid);
+        memcpy(w->u.kernel.block, c->kernel.block, sizeof c->kernel.block);
+        w->u.kernel.shmem = c->kernel.shmem;
+    }
+    if (r != CUDA_SUCCESS || !(gt_hook_mode(c->hook) & GT_HOOK_WORK)) return;
+    int entered = gt_guard_enter();
+    if (c->kind == GT_EV_MEMCPY) describe_copy(c, w);
+    if (c->kind == GT_EV_KERNEL)
+        w->name =
+            c->func_is_stub ? gt_kernel_stub_name(c->kernel.func) : gt_kernel_name(c->kernel.func);
+    if (is_gpu_work(c->kind)) {
+        w->device = current_device();
+        if (!c->pair && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF && captured(c))
+            w->flags |= GT_EVF_CAPTURED;
+    }
+    if (entered) gt_guard_leave();
+}
+
+static void fill(gt_event *ev, const gt_call *c, const gt_work *w, int32_t result, uint64_t t1)
+{
+    ev->kind = w->kind;
+    ev->flags |= (uint8_t)(c->flags | w->flags);
+    ev->device = w->device;
+    ev->result = result;
+    ev->api = gt_hook_api(c->hook);
+    ev->name = w->name;
+    ev->host_start = c->t0;
+    ev->host_end = t1;
+    ev->bytes = w->bytes;
+    ev->stream = w->stream;
+    memcpy(&ev->u, &w->u, sizeof ev->u);
+}
+
+static void record(const gt_call *c, const gt_work *w, gt_gpu_pair *pair, int32_t result,
+                   uint8_t extra_flags, uint64_t t1)
+{
+    /* A call with no category of its own is recorded for `api` only. */
+    int wanted = c->kind != GT_EV_API || (gt_hook_mode(c->hook) & GT_HOOK_API);
+    gt_event *ev = wanted ? gt_ev_begin() : NULL;
+    if (ev) {
+        fill(ev, c, w, result, t1);
+        ev->flags |= extra_flags;
+    }
+    /* With no record the pair is let go. */
+    if (pair) gt_gpu_attach(ev, pair);
+    if (ev) gt_ev_commit(ev);
+}
+
+/* `timed`: the wrapper brackets GPU work with an event pair itself. */
+static void before(gt_call *c, int timed)
+{
+    c->saved_errno = errno;
+    c->pair = NULL;
+    if (timed && is_gpu_work(c->kind) && (gt_hook_mode(c->hook) & GT_HOOK_WORK)) {
+        GT_SHIM_WORK({
+            gt_gpu_note_work();
+            c->pair = gt_gpu_begin(c->stream, c->per_thread);
+        });
+    }
+    if (c->kind == GT_EV_SYNC && gt_tls.count >= SYNC_FLUSH_MIN) gt_ev_flush();
+    errno = c->saved_errno;
+    c->t0 = gt_clock_ticks();
+}
+
+void gt_driver_before(gt_call *c)
+{
+    before(c, 1);
+}
+
+void gt_driver_after(gt_call *c, CUresult r)
+{
+    uint64_t t1 = gt_clock_ticks();
+    int saved = errno;
+    if (c->pair) GT_SHIM_WORK(gt_gpu_end(c->pair, r == CUDA_SUCCESS));
+    gt_rt_detail *d = gt_rt_current;
+    if (d && !d->filled && d->expect == c->kind) {
+        describe(c, r, &d->work);
+        d->pair = c->pair;
+        d->filled = 1;
+    } else if (!d || is_gpu_work(c->kind)) {
+        gt_work w;
+        describe(c, r, &w);
+        record(c, &w, c->pair, r, 0, t1);
+    }
+    errno = saved;
+}
+
+void gt_runtime_before(gt_call *c, gt_rt_detail *d)
+{
+    d->expect = c->kind;
+    d->filled = 0;
+    d->pair = NULL;
+    gt_rt_current = d;
+    /* The runtime's GPU work is timed by the driver wrappers under it. */
+    before(c, 0);
+}
+
+void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)
+{
+    uint64_t t1 = gt_clock_ticks();
+    int saved = errno;
+    gt_rt_current = NULL;
+    gt_work own, *w = &d->work;
+    if (!d->filled) {
+        describe(c, r == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN, &own);
+        w = &own;
+    }
+    /* The runtime call's own flags (async, blocking) are what the program
+     * asked for, whatever driver call the runtime chose. */
+    w->flags &= GT_EVF_CAPTURED;
+    record(c, w, d->pair, r, GT_EVF_RUNTIME, t1);
+    errno = saved;
+}

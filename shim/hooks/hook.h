@@ -1,0 +1,221 @@
+/* What every wrapper is made of. A wrapper is thin: it says what its call
+ * is (a gt_call), and the shared code in call.c does the rest.
+ *
+ * Adding a hook, e.g. a driver entry point:
+ *
+ *     GT_DRIVER_HOOK(cuMemsetD8_v2, cuMemsetD8, GT_CAT_MEMSET)
+ *     GT_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
+ *     {
+ *         GT_DRIVER_ENTER(cuMemsetD8_v2, (dst, uc, n));   // pass-through when off
+ *         gt_call c = gt_call_init(&GT_HOOK(cuMemsetD8_v2), GT_EV_MEMSET);
+ *         c.flags = GT_EVF_BLOCKING;
+ *         c.bytes = n;
+ *         GT_DRIVER_CALL(&c, (dst, uc, n));        // times, calls, records, returns
+ *     }
+ *
+ * GT_DRIVER_HOOK registers the wrapper (exported name, base name = the api
+ * name, category); the registry then serves it to programs that link the
+ * driver, that dlsym it, or that get it from cuGetProcAddress. One wrapper
+ * per exported variant, each with exactly its variant's prototype: cuda.h
+ * is included as the driver's own build includes it, so that every variant
+ * is declared under its literal name and the compiler checks each wrapper
+ * against it. Runtime wrappers use GT_RUNTIME_HOOK, GT_RUNTIME_ENTER and
+ * GT_RUNTIME_CALL the same way.
+ *
+ * GT_*_ENTER pass the call straight through (after noting that CUDA is in
+ * use) when neither the hook's category nor `api` is enabled, or when the
+ * thread is inside the shim. A missing real function returns `notfound`.
+ * GT_*_CALL keep errno, take the host time around the real call only,
+ * bracket GPU work with an event pair (gpu_time.h) and record one event,
+ * never touching the return code. */
+#ifndef GT_SHIM_HOOK_H
+#define GT_SHIM_HOOK_H
+
+/* Before any other header that includes cuda.h (gpu_time.h does). */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <string.h>
+
+#include "gpu_time.h"
+#include "internal.h"
+#include "intercept.h"
+
+#define GT_EXPORT __attribute__((visibility("default")))
+
+#define GT_HOOK(sym) gt_hook_##sym
+
+#define GT_HOOK_DEFINE(sym, basename, library, cat)                                                \
+    static gt_hook gt_hook_##sym = {                                                               \
+        .name = #sym,                                                                              \
+        .base = #basename,                                                                         \
+        .wrapper = (void *)(sym),                                                                  \
+        .lib = (library),                                                                          \
+        .category = (cat),                                                                         \
+    };                                                                                             \
+    static gt_hook *const gt_hook_entry_##sym __attribute__((used, section(GT_HOOK_SECTION))) =    \
+        &gt_hook_##sym;
+
+#define GT_DRIVER_HOOK(sym, base, cat) GT_HOOK_DEFINE(sym, base, GT_LIB_DRIVER, cat)
+#define GT_RUNTIME_HOOK(sym, base, cat) GT_HOOK_DEFINE(sym, base, GT_LIB_RUNTIME, cat)
+
+/* `real_`: the real function, typed as the wrapper. */
+#define GT_ENTER_ANY(sym, notfound)                                                                \
+    gt_note_cuda_call();                                                                           \
+    __typeof__(&sym) real_ = (__typeof__(&sym))gt_hook_real(&gt_hook_##sym);                       \
+    if (GT_UNLIKELY(!real_)) return (notfound)
+
+#define GT_DRIVER_ENTER(sym, args)                                                                 \
+    GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND);                                                       \
+    if (!gt_hook_mode(&gt_hook_##sym) || gt_tls.guard) return real_ args
+
+/* A runtime call made by the runtime itself, under a recorded one, is part
+ * of that one: passed through. */
+#define GT_RUNTIME_ENTER(sym, args)                                                                \
+    GT_ENTER_ANY(sym, cudaErrorSymbolNotFound);                                                    \
+    if (!gt_hook_mode(&gt_hook_##sym) || gt_tls.guard || gt_rt_current) return real_ args
+
+/* One side of a copy, as the API names it. */
+enum gt_side {
+    GT_SIDE_DEVICE,  /* device memory or an array */
+    GT_SIDE_HOST,    /* host memory: pageable, pinned or managed, asked at record time */
+    GT_SIDE_UNIFIED, /* either: the pointer decides (cuMemcpy, cudaMemcpyDefault) */
+};
+
+/* What a wrapper knows about its call before making it. */
+typedef struct gt_call {
+    gt_hook *hook;
+    uint8_t kind;         /* enum gt_event_kind */
+    uint8_t flags;        /* GT_EVF_ASYNC, GT_EVF_BLOCKING */
+    uint8_t per_thread;   /* a _ptsz/_ptds variant: a NULL stream is the per-thread one */
+    uint8_t func_is_stub; /* runtime: u.kernel.func is a host stub or runtime handle */
+    CUstream stream;
+    uint64_t bytes;
+    struct {
+        const void *src, *dst;
+        uint8_t src_side, dst_side; /* enum gt_side */
+        uint8_t peer;               /* between two contexts: PtoP */
+        uint8_t dims;
+    } copy;
+    struct {
+        uint64_t func; /* CUfunction, CUkernel or graph exec handle */
+        uint32_t grid[3], block[3], shmem;
+    } kernel;
+    /* Set by the call code. */
+    int saved_errno;
+    uint64_t t0;
+    gt_gpu_pair *pair;
+} gt_call;
+
+/* What the runtime wrapper learns from the driver wrapper under it
+ * (DESIGN §3): the first GPU operation (or sync) of the kind the runtime
+ * call is, described and timed by the driver wrapper, recorded once by the
+ * runtime wrapper with its own name, times and status. */
+typedef struct gt_work {
+    uint8_t kind, flags; /* flags: GT_EVF_CAPTURED */
+    uint16_t device;
+    uint32_t name;
+    uint64_t bytes, stream;
+    __typeof__(((gt_event *)0)->u) u;
+} gt_work;
+
+typedef struct gt_rt_detail {
+    uint8_t expect; /* the kind of the runtime call */
+    uint8_t filled;
+    gt_work work;
+    gt_gpu_pair *pair;
+} gt_rt_detail;
+
+/* The detail of the runtime call this thread is in, NULL outside one. */
+extern __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
+
+static inline gt_call gt_call_init(gt_hook *h, enum gt_event_kind kind)
+{
+    gt_call c;
+    memset(&c, 0, sizeof c);
+    c.hook = h;
+    c.kind = (uint8_t)kind;
+    c.per_thread = (uint8_t)gt_hook_is_per_thread(h);
+    return c;
+}
+
+/* A copy between two sides; `dims` 1, 2 or 3. */
+static inline void gt_call_copy(gt_call *c, const void *dst, enum gt_side dst_side, const void *src,
+                                enum gt_side src_side, uint64_t bytes, unsigned dims)
+{
+    c->copy.dst = dst;
+    c->copy.dst_side = (uint8_t)dst_side;
+    c->copy.src = src;
+    c->copy.src_side = (uint8_t)src_side;
+    c->copy.dims = (uint8_t)dims;
+    c->bytes = bytes;
+}
+
+void gt_driver_before(gt_call *c);
+void gt_driver_after(gt_call *c, CUresult r);
+void gt_runtime_before(gt_call *c, gt_rt_detail *d);
+void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r);
+
+#define GT_DRIVER_CALL(c, args)                                                                    \
+    do {                                                                                           \
+        gt_driver_before(c);                                                                       \
+        CUresult r_ = real_ args;                                                                  \
+        gt_driver_after(c, r_);                                                                    \
+        return r_;                                                                                 \
+    } while (0)
+
+#define GT_RUNTIME_CALL(c, args)                                                                   \
+    do {                                                                                           \
+        gt_rt_detail d_;                                                                           \
+        gt_runtime_before(c, &d_);                                                                 \
+        cudaError_t r_ = real_ args;                                                               \
+        gt_runtime_after(c, &d_, r_);                                                              \
+        return r_;                                                                                 \
+    } while (0)
+
+/* A whole wrapper: `params` and `args` are the parenthesised parameter
+ * list and argument list; the statements after them fill `c` (a gt_call
+ * of `kind`) from the arguments. */
+#define GT_WRAPPER_(level, ret, conv, sym, basename, cat, kind, params, args, ...)                 \
+    GT_##level##_HOOK(sym, basename, cat) GT_EXPORT ret conv sym params                            \
+    {                                                                                              \
+        GT_##level##_ENTER(sym, args);                                                             \
+        gt_call c = gt_call_init(&GT_HOOK(sym), kind);                                             \
+        __VA_ARGS__;                                                                               \
+        GT_##level##_CALL(&c, args);                                                               \
+    }
+#define GT_DRIVER_WRAPPER(...) GT_WRAPPER_(DRIVER, CUresult, CUDAAPI, __VA_ARGS__)
+#define GT_RUNTIME_WRAPPER(...) GT_WRAPPER_(RUNTIME, cudaError_t, CUDARTAPI, __VA_ARGS__)
+
+/* A device address as a pointer, for gt_call_copy. */
+#define GT_DPTR(d) ((const void *)(uintptr_t)(d))
+
+/* Synchronous (blocking) or stream-ordered work. */
+static inline void gt_call_sync(gt_call *c)
+{
+    c->flags = GT_EVF_BLOCKING;
+}
+
+static inline void gt_call_async(gt_call *c, CUstream stream)
+{
+    c->flags = GT_EVF_ASYNC;
+    c->stream = stream;
+}
+
+/* A graph launch (the runtime's graph handles are the driver's). */
+static inline void gt_call_graph(gt_call *c, CUgraphExec exec, CUstream stream)
+{
+    c->stream = stream;
+    c->kernel.func = (uint64_t)(uintptr_t)exec;
+}
+
+/* Shim work (its own real CUDA calls) around `stmt`, never recorded. */
+#define GT_SHIM_WORK(stmt)                                                                         \
+    do {                                                                                           \
+        int entered_ = gt_guard_enter();                                                           \
+        stmt;                                                                                      \
+        if (entered_) gt_guard_leave();                                                            \
+    } while (0)
+
+#endif

@@ -1,0 +1,27 @@
+/* Runtime synchronization (`sync`) and device reset. */
+#include "hook.h"
+#include "rt_decls.h"
+
+#define SYNC(sym, base, params, args, ...)                                                         \
+    GT_RUNTIME_WRAPPER(sym, base, GT_CAT_SYNC, GT_EV_SYNC, params, args, __VA_ARGS__)
+
+SYNC(cudaDeviceSynchronize, cudaDeviceSynchronize, (void), (), (void)c)
+SYNC(cudaStreamSynchronize, cudaStreamSynchronize, (cudaStream_t s), (s), c.stream = s)
+SYNC(cudaStreamSynchronize_ptsz, cudaStreamSynchronize, (cudaStream_t s), (s), c.stream = s)
+SYNC(cudaEventSynchronize, cudaEventSynchronize, (cudaEvent_t e), (e), (void)c)
+
+/* The current device's primary context is reset: its pending GPU times are
+ * read first (the driver reset under it does the same when it is seen). */
+GT_RUNTIME_HOOK(cudaDeviceReset, cudaDeviceReset, GT_CAT_API)
+GT_EXPORT cudaError_t CUDARTAPI cudaDeviceReset(void)
+{
+    GT_ENTER_ANY(cudaDeviceReset, cudaErrorSymbolNotFound);
+    if (!gt_tls.guard) {
+        int saved = errno;
+        GT_SHIM_WORK(gt_gpu_retire_context(NULL));
+        errno = saved;
+    }
+    if (!gt_hook_mode(&GT_HOOK(cudaDeviceReset)) || gt_tls.guard || gt_rt_current) return real_();
+    gt_call c = gt_call_init(&GT_HOOK(cudaDeviceReset), GT_EV_API);
+    GT_RUNTIME_CALL(&c, ());
+}

@@ -1,0 +1,170 @@
+/* Interception internals shared by the files of shim/ and shim/hooks/: the
+ * hook registry, the real dlsym, kernel names, host memory kinds, the
+ * runtime error names. The wrappers themselves use hooks/hook.h on top of
+ * this.
+ *
+ * How a program's call reaches a wrapper (DESIGN §2, §3):
+ *   - linked against libcuda.so.1 / libcudart.so.13: the loader binds the
+ *     program's reference to the shim's export of the same name;
+ *   - dlsym(handle, "cuX"): dlsym.c hands back the wrapper of exactly the
+ *     variant named, when the real answer is the driver's own export;
+ *   - cuGetProcAddress(_v2): procaddr.c asks the real driver, finds which
+ *     exported variant the answer is, and hands back that variant's wrapper.
+ * Every wrapper is one registry entry (gt_hook); the wrapper and the three
+ * paths share it. */
+#ifndef GT_SHIM_INTERCEPT_H
+#define GT_SHIM_INTERCEPT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+/* ------------------------------------------------------- hook_registry.c */
+
+enum gt_hook_lib {
+    GT_LIB_DRIVER,  /* real function: libcuda.so.1's export (gt_cuda_real) */
+    GT_LIB_RUNTIME, /* real function: the next definition after the shim (RTLD_NEXT) */
+};
+
+/* Mode bits, fixed when the hook is first resolved (from gt_cfg). A hook
+ * with neither bit set calls the real function and returns. */
+#define GT_HOOK_API 0x1u  /* the `api` category is on: record the call */
+#define GT_HOOK_WORK 0x2u /* the hook's own category is on: time and describe its work */
+
+/* `real` before resolution, and after it when the library lacks the name. */
+#define GT_HOOK_UNRESOLVED ((void *)0)
+#define GT_HOOK_MISSING ((void *)1)
+
+typedef struct gt_hook {
+    const char *name; /* exported symbol, exactly one variant: "cuMemcpyHtoD_v2_ptds" */
+    const char *base; /* the name programs write, and the api name: "cuMemcpyHtoD" */
+    void *wrapper;    /* the shim's function of that name */
+    uint8_t lib;      /* enum gt_hook_lib */
+    uint8_t category; /* enum gt_category of its work; GT_CAT_API when it has none */
+    /* Written (relaxed) before `real` is published (release); read after
+     * `real` was loaded with acquire. Every resolver writes the same values. */
+    _Atomic uint8_t mode;
+    _Atomic uint8_t warned; /* the missing-symbol warning was given (exchange, relaxed) */
+    _Atomic uint32_t api;   /* string id of `base` */
+    _Atomic(void *) real;   /* store-release once resolved; load-acquire */
+} gt_hook;
+
+/* Wrappers register themselves in the `gt_hooks` section (hooks/hook.h):
+ * the registry needs no list kept by hand. */
+#define GT_HOOK_SECTION "gt_hooks"
+
+/* Slow path of gt_hook_real: resolves the real function, the api id and
+ * the mode. Returns NULL (and warns once) when the library lacks it. */
+void *gt_hook_resolve(gt_hook *h);
+
+static inline void *gt_hook_real(gt_hook *h)
+{
+    void *p = atomic_load_explicit(&h->real, memory_order_acquire);
+    if (__builtin_expect((uintptr_t)p > (uintptr_t)GT_HOOK_MISSING, 1)) return p;
+    return gt_hook_resolve(h);
+}
+
+static inline unsigned gt_hook_mode(const gt_hook *h)
+{
+    return atomic_load_explicit(&h->mode, memory_order_relaxed);
+}
+
+static inline uint32_t gt_hook_api(const gt_hook *h)
+{
+    return atomic_load_explicit(&h->api, memory_order_relaxed);
+}
+
+/* The hook of exactly this exported name, NULL when none. */
+gt_hook *gt_hook_find(const char *name);
+
+/* The hooks whose base name is `base` (every variant the shim wraps), as a
+ * pointer to the first and their number; NULL, 0 when none. */
+gt_hook *const *gt_hook_variants(const char *base, size_t *n);
+
+/* Every registered hook, sorted by name. */
+gt_hook *const *gt_hook_all(size_t *n);
+
+/* True for the name of a per-thread-default-stream variant (_ptsz/_ptds). */
+int gt_hook_is_per_thread(const gt_hook *h);
+
+/* --------------------------------------------------------------- resolve.c
+ * (gt_cuda_real is in resolve.h.) */
+
+typedef void *(*gt_dlsym_fn)(void *handle, const char *name);
+
+/* glibc's dlsym, never the shim's. */
+gt_dlsym_fn gt_real_dlsym(void);
+
+/* Like gt_cuda_real, but NULL when the program has not loaded libcuda.so.1
+ * (never loads it). */
+void *gt_cuda_real_loaded(const char *symbol);
+
+/* A driver function the shim calls itself, looked up once. */
+typedef struct gt_real_cache {
+    _Atomic(void *) fn; /* relaxed: every finder stores the same pointer */
+    _Atomic int done;   /* store-release after fn; load-acquire */
+} gt_real_cache;
+
+void *gt_cuda_real_fill(gt_real_cache *c, const char *symbol);
+
+/* gt_cuda_real(symbol), remembered in *c (NULL when the driver lacks it). */
+static inline void *gt_cuda_real_once(gt_real_cache *c, const char *symbol)
+{
+    if (__builtin_expect(atomic_load_explicit(&c->done, memory_order_acquire), 1))
+        return atomic_load_explicit(&c->fn, memory_order_relaxed);
+    return gt_cuda_real_fill(c, symbol);
+}
+
+/* ----------------------------------------------------------------- names.c
+ * Kernel names (DESIGN §4): handle (CUfunction, CUkernel, host stub) ->
+ * string id of the demangled name. */
+
+/* Lock-free lookup; the first launch of a handle (and the first after a
+ * module or library unload) takes the slow path, which asks the driver
+ * (cuFuncGetName, cuKernelGetName) or the names noted below. 0 = unknown. */
+uint32_t gt_kernel_name(uint64_t handle);
+
+/* Names seen where handles are obtained, for drivers without the name
+ * queries: cuModuleGetFunction (a CUfunction), cuLibraryGetKernel (a
+ * CUkernel), __cudaRegisterFunction (a host stub). `mangled` is copied. */
+void gt_kernel_name_note_function(uint64_t func, const char *mangled);
+void gt_kernel_name_note_kernel(uint64_t kernel, const char *mangled);
+void gt_kernel_name_note_stub(uint64_t stub, const char *mangled);
+
+/* cuKernelGetFunction: `func` has the name of `kernel`. */
+void gt_kernel_name_alias(uint64_t func, uint64_t kernel);
+
+/* The registered name of a host stub (a runtime launch that never reached
+ * the driver); 0 when unknown. Never asks the driver. */
+uint32_t gt_kernel_stub_name(uint64_t stub);
+
+/* A module or library was unloaded: its handles may come back for other
+ * code, so every cached name is looked up again. */
+void gt_kernel_names_invalidate(void);
+
+/* --------------------------------------------------------------- hostmem.c
+ * Where a pointer's memory lives, as a copy's host side sees it. The memory
+ * category will replace this by an address registry fed by the allocation
+ * hooks; it stays behind this one function. */
+
+/* GT_HOST_NONE for device memory, else the kind of host memory (managed
+ * memory counts as host memory). Calls the real driver: never from the
+ * drain thread. */
+enum gt_host_mem gt_host_mem_kind(const void *ptr);
+
+/* -------------------------------------------------------------- errnames.c */
+
+/* The generated table of cudaError_t names (cmake/cuda_errors.py), sorted by code. */
+struct gt_named_code {
+    int code;
+    const char *name;
+};
+extern const struct gt_named_code gt_runtime_errors[];
+extern const size_t gt_runtime_errors_len;
+
+/* "cudaErrorInvalidValue" for a cudaError_t, NULL when unknown. */
+const char *gt_runtime_error_name(int code);
+
+#endif

@@ -1,0 +1,5 @@
+/* The definition after next_a.c's (see there). */
+char next_probe(void)
+{
+    return 'b';
+}
