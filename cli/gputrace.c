@@ -1,0 +1,193 @@
+/* gputrace [options] [--] program [args...]
+ *
+ * Each option sets one GPUTRACE_* variable for the program; a variable
+ * the user exported stays as it is unless an option overrides it. Values
+ * are checked by the shim's own configuration parser, so the command and
+ * the library accept exactly the same words; here a bad value is an error
+ * (exit 2) rather than the library's warning and default. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "internal.h"
+
+#ifndef PROJECT_VERSION
+#error "PROJECT_VERSION must be defined by the build"
+#endif
+
+static const char usage[] =
+    "usage: gputrace [options] [--] program [args...]\n"
+    "\n"
+    "Runs the program with libgputrace.so preloaded and reports where its GPU time\n"
+    "goes: a summary on stderr at exit, and report files when asked.\n"
+    "\n"
+    "options:\n"
+    "  -v, --verbosity LEVEL   none, default, verbose, debug (or 0-3)\n"
+    "  -c, --categories LIST   comma list of kernel, memcpy, memset, memory, compile,\n"
+    "                          module, sync, nvtx, api, all; -name removes one\n"
+    "  -o, --output TEMPLATE   write report files TEMPLATE.json etc.; %p = pid,\n"
+    "                          %h = host name, %q{VAR} = $VAR, %% = %\n"
+    "  -f, --format LIST       comma list of text, json, csv, chrome (default json)\n"
+    "      --no-gpu-timing     no CUDA events around GPU work (host times only)\n"
+    "      --no-nvtx           do not collect NVTX ranges\n"
+    "      --version           print the version\n"
+    "      --help              print this help\n"
+    "\n"
+    "examples:\n"
+    "  gputrace ./solver --size 4096\n"
+    "  gputrace -v verbose -c kernel,memcpy ./solver\n"
+    "  gputrace -o run.%p -f json,csv,chrome ./solver     # run.<pid>.trace.json opens\n"
+    "                                                    # in ui.perfetto.dev\n"
+    "  gputrace -c all,-api python3 train.py\n"
+    "\n"
+    "The exit status is the program's (128 + N when signal N ended it); 2 when\n"
+    "gputrace itself could not start it. Every option is also an environment\n"
+    "variable: GPUTRACE_VERBOSITY, GPUTRACE_CATEGORIES, GPUTRACE_OUTPUT,\n"
+    "GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, and GPUTRACE_LOG (stderr, stdout or a\n"
+    "file) for where the summary goes.\n";
+
+enum { OPT_NO_GPU_TIMING = 256, OPT_NO_NVTX, OPT_VERSION, OPT_HELP };
+
+static const struct option options[] = {
+    {"verbosity", required_argument, NULL, 'v'},
+    {"categories", required_argument, NULL, 'c'},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, 'f'},
+    {"no-gpu-timing", no_argument, NULL, OPT_NO_GPU_TIMING},
+    {"no-nvtx", no_argument, NULL, OPT_NO_NVTX},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* The variable an option sets and the value it was given. */
+typedef struct setting {
+    const char *option;
+    enum gt_config_var var;
+    const char *value; /* NULL: not given */
+} setting;
+
+typedef struct lookup {
+    const char *name;
+    const char *value;
+} lookup;
+
+static const char *only_this(const char *name, void *ctx)
+{
+    const lookup *l = ctx;
+    return strcmp(name, l->name) == 0 ? l->value : NULL;
+}
+
+/* 0 when the shim's parser accepts the value; else an error line. */
+static int validate(const setting *s)
+{
+    if (!s->value[0]) {
+        gt_cli_error("%s needs a value (see gputrace --help)", s->option);
+        return -1;
+    }
+    static gt_config cfg; /* large (paths): not on the stack */
+    lookup l = {gt_config_var_name(s->var), s->value};
+    gt_config_parse(&cfg, only_this, &l);
+    if (cfg.n_warnings == 0) return 0;
+    const char *expected = strstr(cfg.warnings[0], "expected ");
+    gt_cli_error("invalid %s '%s': %s", s->option, s->value,
+                 expected ? expected : "see gputrace --help");
+    return -1;
+}
+
+/* A relative output template becomes absolute, so that a program that
+ * changes directory still writes where gputrace was run. A template that
+ * starts with a % directive is left alone: it may expand to a root. */
+static char *absolute_template(const char *tmpl)
+{
+    if (tmpl[0] == '/' || tmpl[0] == '%') return strdup(tmpl);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return strdup(tmpl);
+    char *out = NULL;
+    if (asprintf(&out, "%s/%s", cwd, tmpl) < 0) return NULL;
+    return out;
+}
+
+static int unknown_option(char **argv, int opt)
+{
+    const char *arg = argv[optind - 1];
+    if (opt == ':')
+        gt_cli_error("option '%s' needs a value (see gputrace --help)", arg);
+    else if (optopt && optopt < 256)
+        gt_cli_error("unknown option '-%c' (see gputrace --help)", optopt);
+    else
+        gt_cli_error("unknown option '%s' (see gputrace --help)", arg);
+    return GT_CLI_USAGE_ERROR;
+}
+
+int main(int argc, char **argv)
+{
+    setting settings[] = {
+        {"--verbosity", GT_VAR_VERBOSITY, NULL},
+        {"--categories", GT_VAR_CATEGORIES, NULL},
+        {"--output", GT_VAR_OUTPUT, NULL},
+        {"--format", GT_VAR_FORMAT, NULL},
+    };
+    int no_gpu_timing = 0, no_nvtx = 0, opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+:v:c:o:f:", options, NULL)) != -1) {
+        switch (opt) {
+        case 'v':
+            settings[0].value = optarg;
+            break;
+        case 'c':
+            settings[1].value = optarg;
+            break;
+        case 'o':
+            settings[2].value = optarg;
+            break;
+        case 'f':
+            settings[3].value = optarg;
+            break;
+        case OPT_NO_GPU_TIMING:
+            no_gpu_timing = 1;
+            break;
+        case OPT_NO_NVTX:
+            no_nvtx = 1;
+            break;
+        case OPT_VERSION:
+            printf("gputrace %s\n", PROJECT_VERSION);
+            return 0;
+        case OPT_HELP:
+            fputs(usage, stdout);
+            return 0;
+        default:
+            return unknown_option(argv, opt);
+        }
+    }
+    if (optind >= argc) {
+        gt_cli_error("no program given (see gputrace --help)");
+        return GT_CLI_USAGE_ERROR;
+    }
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
+        if (settings[i].value && validate(&settings[i]) != 0) return GT_CLI_USAGE_ERROR;
+    if (gt_cli_check_program(argv[optind]) != 0) return GT_CLI_USAGE_ERROR;
+    char *lib = gt_cli_find_library();
+    if (!lib || gt_cli_set_preload(lib, no_nvtx) != 0) return GT_CLI_USAGE_ERROR;
+    free(lib);
+
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        if (!settings[i].value) continue;
+        char *value = settings[i].var == GT_VAR_OUTPUT ? absolute_template(settings[i].value)
+                                                       : strdup(settings[i].value);
+        if (!value) {
+            gt_cli_error("out of memory");
+            return GT_CLI_USAGE_ERROR;
+        }
+        setenv(gt_config_var_name(settings[i].var), value, 1);
+        free(value);
+    }
+    if (no_gpu_timing) setenv(gt_config_var_name(GT_VAR_GPU_TIMING), "off", 1);
+    if (settings[3].value && !settings[2].value && !getenv("GPUTRACE_OUTPUT"))
+        gt_cli_error("note: --format has no effect without --output");
+    return gt_cli_run(argv + optind);
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""The gputrace command (SPEC §9): options mapped to the variables, the
+preload set up, the program's exit status passed through (128 + N for a
+signal), signals sent to gputrace forwarded, bad usage answered with one
+line and status 2, the library found next to the binary or in ../lib.
+
+    cli_test.py GPUTRACE SHOW_ENV LIBRARY CASE [BUILD_DIR]
+"""
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+GPUTRACE, SHOW_ENV, LIBRARY, CASE = sys.argv[1:5]
+BUILD_DIR = sys.argv[5] if len(sys.argv) > 5 else None
+LIBRARY = os.path.realpath(LIBRARY)
+TIMEOUT = 60
+
+
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what)
+        sys.exit(1)
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPUTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
+    env.update(extra)
+    return env
+
+
+def no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def run(args, env=None, cwd=None, gputrace=GPUTRACE):
+    p = subprocess.run([gputrace] + args, env=env or clean_env(), cwd=cwd, capture_output=True,
+                       timeout=TIMEOUT, preexec_fn=no_core)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def variables(out):
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def case_mapping():
+    with tempfile.TemporaryDirectory() as cwd:
+        rc, out, err = run(["-v", "verbose", "-c", "kernel,memcpy", "-o", "out.%p",
+                            "-f", "json,csv", "--no-gpu-timing", "--", SHOW_ENV, "print"],
+                           cwd=cwd)
+        check(rc == 0 and err == "", f"status {rc}, stderr {err!r}")
+        v = variables(out)
+        check(v["GPUTRACE_VERBOSITY"] == "verbose", v)
+        check(v["GPUTRACE_CATEGORIES"] == "kernel,memcpy", v)
+        check(v["GPUTRACE_OUTPUT"] == os.path.join(os.path.realpath(cwd), "out.%p") or
+              v["GPUTRACE_OUTPUT"] == os.path.join(cwd, "out.%p"), f"output {v}")
+        check(v["GPUTRACE_FORMAT"] == "json,csv", v)
+        check(v["GPUTRACE_GPU_TIMING"] == "off", v)
+        check(v["LD_PRELOAD"] == LIBRARY, f"LD_PRELOAD {v['LD_PRELOAD']} != {LIBRARY}")
+        check(v["NVTX_INJECTION64_PATH"] == LIBRARY, v)
+        check(v["GPUTRACE_LOG"] == "(unset)", v)
+
+    # Long options with '=', absolute and %-led templates kept as given.
+    rc, out, _ = run(["--verbosity=2", "--output=/tmp/x", "--categories", "all,-api",
+                      SHOW_ENV, "print"])
+    v = variables(out)
+    check(rc == 0 and v["GPUTRACE_VERBOSITY"] == "2" and v["GPUTRACE_OUTPUT"] == "/tmp/x" and
+          v["GPUTRACE_CATEGORIES"] == "all,-api", v)
+    rc, out, _ = run(["-o", "%q{HOME}/r", SHOW_ENV, "print"])
+    check(variables(out)["GPUTRACE_OUTPUT"] == "%q{HOME}/r", out)
+
+    # What the user exported stays, unless an option overrides it; the
+    # preload goes in front of an existing one, once.
+    env = clean_env(GPUTRACE_VERBOSITY="none", GPUTRACE_LOG="stdout",
+                    LD_PRELOAD="/lib/other.so", NVTX_INJECTION64_PATH="/opt/nvtx.so")
+    rc, out, _ = run([SHOW_ENV, "print"], env=env)
+    v = variables(out)
+    check(v["GPUTRACE_VERBOSITY"] == "none" and v["GPUTRACE_LOG"] == "stdout", v)
+    check(v["LD_PRELOAD"] == LIBRARY + ":/lib/other.so", f"LD_PRELOAD {v['LD_PRELOAD']}")
+    check(v["NVTX_INJECTION64_PATH"] == "/opt/nvtx.so", v)
+    env["LD_PRELOAD"] = LIBRARY
+    rc, out, _ = run(["-v", "default", SHOW_ENV, "print"], env=env)
+    v = variables(out)
+    check(v["LD_PRELOAD"] == LIBRARY and v["GPUTRACE_VERBOSITY"] == "default", v)
+    rc, out, _ = run(["--no-nvtx", SHOW_ENV, "print"])
+    check(variables(out)["NVTX_INJECTION64_PATH"] == "(unset)", out)
+
+
+def case_status():
+    for code in (0, 1, 42, 255):
+        rc, _, err = run([SHOW_ENV, "exit", str(code)])
+        check(rc == code and err == "", f"exit {code}: status {rc}, stderr {err!r}")
+    for sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGUSR1, signal.SIGABRT):
+        rc, _, _ = run([SHOW_ENV, "raise", str(int(sig))])
+        check(rc == 128 + sig, f"death by {sig.name}: status {rc}")
+    # A program found through PATH; a shell script.
+    rc, out, _ = run(["sh", "-c", "echo hi; exit 3"])
+    check(rc == 3 and out == "hi\n", f"sh: {rc} {out!r}")
+
+
+def case_signals():
+    """A signal sent to gputrace reaches the program, which dies of it."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        p = subprocess.Popen([GPUTRACE, SHOW_ENV, "wait"], env=clean_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=no_core)
+        check(p.stdout.readline() == b"ready\n", "the program did not start")
+        p.send_signal(sig)
+        try:
+            rc = p.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            check(False, f"{sig.name} was not forwarded")
+        check(rc == 128 + sig, f"{sig.name}: status {rc}")
+        p.stdout.close()
+        p.stderr.close()
+
+
+def one_line_error(args, what, env=None):
+    rc, out, err = run(args, env=env)
+    check(rc == 2, f"{args}: status {rc}, want 2")
+    check(out == "", f"{args}: stdout {out!r}")
+    lines = err.splitlines()
+    check(len(lines) == 1 and lines[0].startswith("gputrace: ") and what in lines[0],
+          f"{args}: stderr {err!r}, want one line with {what!r}")
+
+
+def case_usage():
+    one_line_error([], "no program given")
+    one_line_error(["--bogus", SHOW_ENV], "unknown option '--bogus'")
+    one_line_error(["-x", SHOW_ENV], "unknown option '-x'")
+    one_line_error(["-o"], "option '-o' needs a value")
+    one_line_error(["-v", "loud", SHOW_ENV], "invalid --verbosity 'loud': expected none, default")
+    one_line_error(["-c", "kernel,gpu", SHOW_ENV], "invalid --categories 'kernel,gpu'")
+    one_line_error(["-f", "xml", SHOW_ENV], "invalid --format 'xml'")
+    one_line_error(["-v", "", SHOW_ENV], "--verbosity needs a value")
+    one_line_error(["./no-such-program"], "./no-such-program: No such file or directory")
+    one_line_error(["no-such-command-here"], "no-such-command-here: command not found")
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "not-executable")
+        open(script, "w").write("#!/bin/sh\n")
+        one_line_error([script], "Permission denied")
+        one_line_error([d], "not a program")
+    rc, out, err = run(["--help"])
+    check(rc == 0 and "usage: gputrace" in out and "examples:" in out and err == "", "--help")
+    rc, out, _ = run(["--version"])
+    check(rc == 0 and out.startswith("gputrace ") and out.count(".") == 2, f"--version {out!r}")
+    # Options after the program are the program's.
+    rc, out, _ = run([SHOW_ENV, "print", "-v", "bogus"])
+    check(rc == 0 and variables(out)["GPUTRACE_VERBOSITY"] == "(unset)", out)
+
+
+def case_layout():
+    """Installed layout (bin/ and lib/) and side by side; neither: status 2."""
+    with tempfile.TemporaryDirectory() as d:
+        for rel in ("prefix/bin", "prefix/lib", "flat", "alone"):
+            os.makedirs(os.path.join(d, rel))
+        shutil.copy(GPUTRACE, os.path.join(d, "prefix/bin/gputrace"))
+        shutil.copy(LIBRARY, os.path.join(d, "prefix/lib/libgputrace.so"))
+        shutil.copy(GPUTRACE, os.path.join(d, "flat/gputrace"))
+        shutil.copy(LIBRARY, os.path.join(d, "flat/libgputrace.so"))
+        shutil.copy(GPUTRACE, os.path.join(d, "alone/gputrace"))
+        real = os.path.realpath(d)
+        for where, lib in (("prefix/bin", "prefix/lib"), ("flat", "flat")):
+            rc, out, _ = run([SHOW_ENV, "print"], gputrace=os.path.join(d, where, "gputrace"))
+            want = os.path.join(real, lib, "libgputrace.so")
+            check(rc == 0 and variables(out)["LD_PRELOAD"] == want, f"{where}: {out}")
+        rc, out, err = run([SHOW_ENV, "print"], gputrace=os.path.join(d, "alone/gputrace"))
+        check(rc == 2 and out == "" and "cannot find libgputrace.so" in err, f"alone: {rc} {err}")
+
+
+def case_install():
+    """cmake --install puts the command in bin/ and the library in lib/."""
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run(["cmake", "--install", BUILD_DIR, "--prefix", d],
+                           capture_output=True, timeout=TIMEOUT)
+        check(p.returncode == 0, f"cmake --install: {p.stderr.decode()}")
+        gputrace = os.path.join(d, "bin", "gputrace")
+        check(os.access(gputrace, os.X_OK), "bin/gputrace")
+        check(os.path.isfile(os.path.join(d, "lib", "libgputrace.so")), "lib/libgputrace.so")
+        rc, out, _ = run([SHOW_ENV, "print"], gputrace=gputrace)
+        want = os.path.join(os.path.realpath(d), "lib", "libgputrace.so")
+        check(rc == 0 and variables(out)["LD_PRELOAD"] == want, out)
+
+
+CASES = {"mapping": case_mapping, "status": case_status, "signals": case_signals,
+         "usage": case_usage, "layout": case_layout, "install": case_install}
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    CASES[CASE]()
+    print(f"cli {CASE}: OK ({time.monotonic() - started:.1f} s)")
