@@ -124,6 +124,7 @@ void *gt_hook_resolve(gt_hook *h)
     uint32_t api = names ? gt_strtab_intern(names, h->base, strlen(h->base)) : 0;
     atomic_store_explicit(&h->api, api, memory_order_relaxed);
     atomic_store_explicit(&h->mode, (uint8_t)mode_of(h), memory_order_relaxed);
+    atomic_store_explicit(&h->per_thread, (uint8_t)gt_hook_is_per_thread(h), memory_order_relaxed);
     if (!p) {
         if (!atomic_exchange_explicit(&h->warned, 1, memory_order_relaxed))
             gt_warn("%s: not found in the CUDA %s library; the call returns an error", h->name,

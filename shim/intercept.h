@@ -46,9 +46,10 @@ typedef struct gt_hook {
     /* Written (relaxed) before `real` is published (release); read after
      * `real` was loaded with acquire. Every resolver writes the same values. */
     _Atomic uint8_t mode;
-    _Atomic uint8_t warned; /* the missing-symbol warning was given (exchange, relaxed) */
-    _Atomic uint32_t api;   /* string id of `base` */
-    _Atomic(void *) real;   /* store-release once resolved; load-acquire */
+    _Atomic uint8_t per_thread; /* a _ptsz/_ptds variant (gt_hook_is_per_thread) */
+    _Atomic uint8_t warned;     /* the missing-symbol warning was given (exchange, relaxed) */
+    _Atomic uint32_t api;       /* string id of `base` */
+    _Atomic(void *) real;       /* store-release once resolved; load-acquire */
 } gt_hook;
 
 /* Wrappers register themselves in the `gt_hooks` section (hooks/hook.h):
@@ -69,6 +70,12 @@ static inline void *gt_hook_real(gt_hook *h)
 static inline unsigned gt_hook_mode(const gt_hook *h)
 {
     return atomic_load_explicit(&h->mode, memory_order_relaxed);
+}
+
+/* Per-thread-default-stream variant; like mode, valid once resolved. */
+static inline int gt_hook_per_thread(const gt_hook *h)
+{
+    return atomic_load_explicit(&h->per_thread, memory_order_relaxed);
 }
 
 static inline uint32_t gt_hook_api(const gt_hook *h)

@@ -81,84 +81,72 @@ static enum gt_host_mem side_kind(const void *ptr, unsigned side)
     return side == GT_SIDE_HOST && kind == GT_HOST_NONE ? GT_HOST_PAGEABLE : kind;
 }
 
-static void describe_copy(const gt_call *c, gt_work *w)
+static void describe_copy(const gt_call *c, gt_event *ev)
 {
-    w->u.copy.dims = c->copy.dims;
+    ev->u.copy.dims = c->copy.dims;
     if (c->copy.peer) {
-        w->u.copy.dir = GT_DIR_PTOP;
-        w->u.copy.host_mem = GT_HOST_NONE;
+        ev->u.copy.dir = GT_DIR_PTOP;
+        ev->u.copy.host_mem = GT_HOST_NONE;
         return;
     }
     enum gt_host_mem src = side_kind(c->copy.src, c->copy.src_side);
     enum gt_host_mem dst = side_kind(c->copy.dst, c->copy.dst_side);
     if (src != GT_HOST_NONE) {
-        w->u.copy.dir = dst != GT_HOST_NONE ? GT_DIR_HTOH : GT_DIR_HTOD;
-        w->u.copy.host_mem = (uint8_t)src;
+        ev->u.copy.dir = dst != GT_HOST_NONE ? GT_DIR_HTOH : GT_DIR_HTOD;
+        ev->u.copy.host_mem = (uint8_t)src;
     } else {
-        w->u.copy.dir = dst != GT_HOST_NONE ? GT_DIR_DTOH : GT_DIR_DTOD;
-        w->u.copy.host_mem = (uint8_t)dst;
+        ev->u.copy.dir = dst != GT_HOST_NONE ? GT_DIR_DTOH : GT_DIR_DTOD;
+        ev->u.copy.host_mem = (uint8_t)dst;
     }
 }
 
-/* What the call did, for the record. The driver queries (names, host
- * memory kinds, device, capture state) are made only when the hook's
+/* What the call did, into a zeroed record. The driver queries (names,
+ * host memory kinds, device, capture state) are made only when the hook's
  * category is on and the call succeeded: a failed call counts in `api`
- * alone. */
-static void describe(const gt_call *c, CUresult r, gt_work *w)
+ * alone. The record's slot is open meanwhile, so the thread's guard is
+ * held and the queries are never recorded. */
+static void describe(const gt_call *c, CUresult r, gt_event *ev)
 {
-    memset(w, 0, sizeof *w);
-    w->kind = c->kind;
-    w->bytes = c->bytes;
-    w->stream = stream_id(c);
-    w->device = GT_NO_DEVICE;
-    if (c->kind == GT_EV_KERNEL || c->kind == GT_EV_GRAPH) {
-        w->u.kernel.func = c->kernel.func;
-        memcpy(w->u.kernel.grid, c->kernel.grid, sizeof c->kernel.grid);
-        memcpy(w->u.kernel.block, c->kernel.block, sizeof c->kernel.block);
-        w->u.kernel.shmem = c->kernel.shmem;
-    }
+    ev->kind = c->kind;
+    ev->flags = c->flags;
+    ev->device = GT_NO_DEVICE;
+    ev->bytes = c->bytes;
+    ev->stream = stream_id(c);
+    memcpy(&ev->u, &c->u, sizeof ev->u);
     if (r != CUDA_SUCCESS || !(gt_hook_mode(c->hook) & GT_HOOK_WORK)) return;
-    int entered = gt_guard_enter();
-    if (c->kind == GT_EV_MEMCPY) describe_copy(c, w);
+    if (c->kind == GT_EV_MEMCPY) describe_copy(c, ev);
     if (c->kind == GT_EV_KERNEL)
-        w->name =
-            c->func_is_stub ? gt_kernel_stub_name(c->kernel.func) : gt_kernel_name(c->kernel.func);
-    if (is_gpu_work(c->kind)) {
-        w->device = current_device();
-        if (!c->pair && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF && captured(c))
-            w->flags |= GT_EVF_CAPTURED;
+        ev->name = c->func_is_stub ? gt_kernel_stub_name(c->u.kernel.func)
+                                   : gt_kernel_name(c->u.kernel.func);
+    /* With timing off the device is not asked on every call: it only
+     * places GPU times. */
+    if (is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF) {
+        ev->device = current_device();
+        if (!c->pair && captured(c)) ev->flags |= GT_EVF_CAPTURED;
     }
-    if (entered) gt_guard_leave();
 }
 
-static void fill(gt_event *ev, const gt_call *c, const gt_work *w, int32_t result, uint64_t t1)
+/* The record of a call: the call's own part. */
+static void finish(gt_event *ev, const gt_call *c, int32_t result, uint64_t t1)
 {
-    ev->kind = w->kind;
-    ev->flags |= (uint8_t)(c->flags | w->flags);
-    ev->device = w->device;
-    ev->result = result;
     ev->api = gt_hook_api(c->hook);
-    ev->name = w->name;
+    ev->result = result;
     ev->host_start = c->t0;
     ev->host_end = t1;
-    ev->bytes = w->bytes;
-    ev->stream = w->stream;
-    memcpy(&ev->u, &w->u, sizeof ev->u);
 }
 
-static void record(const gt_call *c, const gt_work *w, gt_gpu_pair *pair, int32_t result,
-                   uint8_t extra_flags, uint64_t t1)
+/* Hands the pair to the record (or lets it go) and commits. */
+static void commit(gt_event *ev, gt_gpu_pair *pair)
 {
-    /* A call with no category of its own is recorded for `api` only. */
-    int wanted = c->kind != GT_EV_API || (gt_hook_mode(c->hook) & GT_HOOK_API);
-    gt_event *ev = wanted ? gt_ev_begin() : NULL;
-    if (ev) {
-        fill(ev, c, w, result, t1);
-        ev->flags |= extra_flags;
-    }
-    /* With no record the pair is let go. */
     if (pair) gt_gpu_attach(ev, pair);
     if (ev) gt_ev_commit(ev);
+}
+
+/* A call with no category of its own is recorded for `api` only. */
+static gt_event *begin(const gt_call *c)
+{
+    if (c->kind == GT_EV_API && !(gt_hook_mode(c->hook) & GT_HOOK_API)) return NULL;
+    return gt_ev_begin();
 }
 
 /* `timed`: the wrapper brackets GPU work with an event pair itself. */
@@ -166,7 +154,8 @@ static void before(gt_call *c, int timed)
 {
     c->saved_errno = errno;
     c->pair = NULL;
-    if (timed && is_gpu_work(c->kind) && (gt_hook_mode(c->hook) & GT_HOOK_WORK)) {
+    if (timed && is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF &&
+        (gt_hook_mode(c->hook) & GT_HOOK_WORK)) {
         GT_SHIM_WORK({
             gt_gpu_note_work();
             c->pair = gt_gpu_begin(c->stream, c->per_thread);
@@ -189,13 +178,16 @@ void gt_driver_after(gt_call *c, CUresult r)
     if (c->pair) GT_SHIM_WORK(gt_gpu_end(c->pair, r == CUDA_SUCCESS));
     gt_rt_detail *d = gt_rt_current;
     if (d && !d->filled && d->expect == c->kind) {
-        describe(c, r, &d->work);
+        GT_SHIM_WORK(describe(c, r, &d->work));
         d->pair = c->pair;
         d->filled = 1;
     } else if (!d || is_gpu_work(c->kind)) {
-        gt_work w;
-        describe(c, r, &w);
-        record(c, &w, c->pair, r, 0, t1);
+        gt_event *ev = begin(c);
+        if (ev) {
+            describe(c, r, ev);
+            finish(ev, c, r, t1);
+        }
+        commit(ev, c->pair);
     }
     errno = saved;
 }
@@ -205,6 +197,7 @@ void gt_runtime_before(gt_call *c, gt_rt_detail *d)
     d->expect = c->kind;
     d->filled = 0;
     d->pair = NULL;
+    gt_event_zero(&d->work);
     gt_rt_current = d;
     /* The runtime's GPU work is timed by the driver wrappers under it. */
     before(c, 0);
@@ -215,14 +208,26 @@ void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)
     uint64_t t1 = gt_clock_ticks();
     int saved = errno;
     gt_rt_current = NULL;
-    gt_work own, *w = &d->work;
-    if (!d->filled) {
-        describe(c, r == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN, &own);
-        w = &own;
+    gt_event *ev = begin(c);
+    if (ev && d->filled) {
+        /* The driver's description; the flags (async, blocking) are the
+         * runtime call's own: what the program asked for, whatever driver
+         * call the runtime chose. */
+        const gt_event *w = &d->work;
+        ev->kind = w->kind;
+        ev->flags = (uint8_t)(c->flags | (w->flags & GT_EVF_CAPTURED));
+        ev->device = w->device;
+        ev->name = w->name;
+        ev->bytes = w->bytes;
+        ev->stream = w->stream;
+        memcpy(&ev->u, &w->u, sizeof ev->u);
+    } else if (ev) {
+        describe(c, r == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN, ev);
     }
-    /* The runtime call's own flags (async, blocking) are what the program
-     * asked for, whatever driver call the runtime chose. */
-    w->flags &= GT_EVF_CAPTURED;
-    record(c, w, d->pair, r, GT_EVF_RUNTIME, t1);
+    if (ev) {
+        finish(ev, c, r, t1);
+        ev->flags |= GT_EVF_RUNTIME;
+    }
+    commit(ev, d->pair);
     errno = saved;
 }

@@ -46,7 +46,8 @@ static void retire_primary(CUdevice dev)
         retire_fn(arg);                                                                            \
         errno = saved;                                                                             \
         if (!gt_hook_mode(&GT_HOOK(sym)) || gt_tls.guard) return real_(arg);                       \
-        gt_call c = gt_call_init(&GT_HOOK(sym), GT_EV_API);                                        \
+        gt_call c;                                                                                 \
+        gt_call_init(&c, &GT_HOOK(sym), GT_EV_API);                                                \
         GT_DRIVER_CALL(&c, (arg));                                                                 \
     }
 

@@ -7,16 +7,16 @@ static void launch(gt_call *c, CUfunction f, unsigned gx, unsigned gy, unsigned 
                    unsigned by, unsigned bz, unsigned shmem, CUstream s)
 {
     c->stream = s;
-    c->kernel.func = (uint64_t)(uintptr_t)f;
-    c->kernel.grid[0] = gx, c->kernel.grid[1] = gy, c->kernel.grid[2] = gz;
-    c->kernel.block[0] = bx, c->kernel.block[1] = by, c->kernel.block[2] = bz;
-    c->kernel.shmem = shmem;
+    c->u.kernel.func = (uint64_t)(uintptr_t)f;
+    c->u.kernel.grid[0] = gx, c->u.kernel.grid[1] = gy, c->u.kernel.grid[2] = gz;
+    c->u.kernel.block[0] = bx, c->u.kernel.block[1] = by, c->u.kernel.block[2] = bz;
+    c->u.kernel.shmem = shmem;
 }
 
 static void launch_ex(gt_call *c, const CUlaunchConfig *config, CUfunction f)
 {
     if (!config) {
-        c->kernel.func = (uint64_t)(uintptr_t)f;
+        c->u.kernel.func = (uint64_t)(uintptr_t)f;
         return;
     }
     launch(c, f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,

@@ -20,7 +20,8 @@
     GT_EXPORT CUresult CUDAAPI sym params                                                          \
     {                                                                                              \
         GT_DRIVER_ENTER(sym, args);                                                                \
-        gt_call c = gt_call_init(&GT_HOOK(sym), GT_EV_API);                                        \
+        gt_call c;                                                                                 \
+        gt_call_init(&c, &GT_HOOK(sym), GT_EV_API);                                                \
         gt_driver_before(&c);                                                                      \
         CUresult r = real_ args;                                                                   \
         NOTE_AFTER(sym, r, note);                                                                  \

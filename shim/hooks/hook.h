@@ -7,7 +7,8 @@
  *     GT_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
  *     {
  *         GT_DRIVER_ENTER(cuMemsetD8_v2, (dst, uc, n));   // pass-through when off
- *         gt_call c = gt_call_init(&GT_HOOK(cuMemsetD8_v2), GT_EV_MEMSET);
+ *         gt_call c;
+ *         gt_call_init(&c, &GT_HOOK(cuMemsetD8_v2), GT_EV_MEMSET);
  *         c.flags = GT_EVF_BLOCKING;
  *         c.bytes = n;
  *         GT_DRIVER_CALL(&c, (dst, uc, n));        // times, calls, records, returns
@@ -83,6 +84,9 @@ enum gt_side {
     GT_SIDE_UNIFIED, /* either: the pointer decides (cuMemcpy, cudaMemcpyDefault) */
 };
 
+/* The record's payload (u.kernel, u.copy...), as a wrapper fills it. */
+typedef __typeof__(((gt_event *)0)->u) gt_event_payload;
+
 /* What a wrapper knows about its call before making it. */
 typedef struct gt_call {
     gt_hook *hook;
@@ -92,16 +96,13 @@ typedef struct gt_call {
     uint8_t func_is_stub; /* runtime: u.kernel.func is a host stub or runtime handle */
     CUstream stream;
     uint64_t bytes;
+    gt_event_payload u; /* launches: u.kernel, copied into the record as it is */
     struct {
         const void *src, *dst;
         uint8_t src_side, dst_side; /* enum gt_side */
         uint8_t peer;               /* between two contexts: PtoP */
         uint8_t dims;
-    } copy;
-    struct {
-        uint64_t func; /* CUfunction, CUkernel or graph exec handle */
-        uint32_t grid[3], block[3], shmem;
-    } kernel;
+    } copy; /* turned into u.copy when the copy is recorded */
     /* Set by the call code. */
     int saved_errno;
     uint64_t t0;
@@ -110,34 +111,35 @@ typedef struct gt_call {
 
 /* What the runtime wrapper learns from the driver wrapper under it
  * (DESIGN §3): the first GPU operation (or sync) of the kind the runtime
- * call is, described and timed by the driver wrapper, recorded once by the
- * runtime wrapper with its own name, times and status. */
-typedef struct gt_work {
-    uint8_t kind, flags; /* flags: GT_EVF_CAPTURED */
-    uint16_t device;
-    uint32_t name;
-    uint64_t bytes, stream;
-    __typeof__(((gt_event *)0)->u) u;
-} gt_work;
-
+ * call is, described (as a record) and timed by the driver wrapper,
+ * recorded once by the runtime wrapper with its own name, times, flags and
+ * status. */
 typedef struct gt_rt_detail {
     uint8_t expect; /* the kind of the runtime call */
     uint8_t filled;
-    gt_work work;
     gt_gpu_pair *pair;
+    gt_event work; /* kind, flags (GT_EVF_CAPTURED), device, name, bytes, stream, u */
 } gt_rt_detail;
 
 /* The detail of the runtime call this thread is in, NULL outside one. */
 extern __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
 
-static inline gt_call gt_call_init(gt_hook *h, enum gt_event_kind kind)
+/* Sets what every call has; the wrapper sets the rest for its kind. Not
+ * one memset of the whole: that costs more than the rest of the record. */
+static inline void gt_call_init(gt_call *c, gt_hook *h, enum gt_event_kind kind)
 {
-    gt_call c;
-    memset(&c, 0, sizeof c);
-    c.hook = h;
-    c.kind = (uint8_t)kind;
-    c.per_thread = (uint8_t)gt_hook_is_per_thread(h);
-    return c;
+    c->hook = h;
+    c->kind = (uint8_t)kind;
+    c->flags = 0;
+    c->per_thread = (uint8_t)gt_hook_per_thread(h);
+    c->func_is_stub = 0;
+    c->stream = NULL;
+    c->bytes = 0;
+    c->copy.src = c->copy.dst = NULL;
+    c->copy.src_side = c->copy.dst_side = GT_SIDE_DEVICE;
+    c->copy.peer = 0;
+    c->copy.dims = 1;
+    memset(&c->u, 0, sizeof c->u);
 }
 
 /* A copy between two sides; `dims` 1, 2 or 3. */
@@ -149,6 +151,7 @@ static inline void gt_call_copy(gt_call *c, const void *dst, enum gt_side dst_si
     c->copy.src = src;
     c->copy.src_side = (uint8_t)src_side;
     c->copy.dims = (uint8_t)dims;
+    c->copy.peer = 0;
     c->bytes = bytes;
 }
 
@@ -181,7 +184,8 @@ void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r);
     GT_##level##_HOOK(sym, basename, cat) GT_EXPORT ret conv sym params                            \
     {                                                                                              \
         GT_##level##_ENTER(sym, args);                                                             \
-        gt_call c = gt_call_init(&GT_HOOK(sym), kind);                                             \
+        gt_call c;                                                                                 \
+        gt_call_init(&c, &GT_HOOK(sym), kind);                                                     \
         __VA_ARGS__;                                                                               \
         GT_##level##_CALL(&c, args);                                                               \
     }
@@ -207,7 +211,7 @@ static inline void gt_call_async(gt_call *c, CUstream stream)
 static inline void gt_call_graph(gt_call *c, CUgraphExec exec, CUstream stream)
 {
     c->stream = stream;
-    c->kernel.func = (uint64_t)(uintptr_t)exec;
+    c->u.kernel.func = (uint64_t)(uintptr_t)exec;
 }
 
 /* Shim work (its own real CUDA calls) around `stmt`, never recorded. */

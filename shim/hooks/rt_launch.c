@@ -12,17 +12,17 @@ static void launch(gt_call *c, const void *func, dim3 grid, dim3 block, size_t s
 {
     c->stream = s;
     c->func_is_stub = 1;
-    c->kernel.func = (uint64_t)(uintptr_t)func;
-    c->kernel.grid[0] = grid.x, c->kernel.grid[1] = grid.y, c->kernel.grid[2] = grid.z;
-    c->kernel.block[0] = block.x, c->kernel.block[1] = block.y, c->kernel.block[2] = block.z;
-    c->kernel.shmem = (uint32_t)shmem;
+    c->u.kernel.func = (uint64_t)(uintptr_t)func;
+    c->u.kernel.grid[0] = grid.x, c->u.kernel.grid[1] = grid.y, c->u.kernel.grid[2] = grid.z;
+    c->u.kernel.block[0] = block.x, c->u.kernel.block[1] = block.y, c->u.kernel.block[2] = block.z;
+    c->u.kernel.shmem = (uint32_t)shmem;
 }
 
 static void launch_ex(gt_call *c, const cudaLaunchConfig_t *config, const void *func)
 {
     if (!config) {
         c->func_is_stub = 1;
-        c->kernel.func = (uint64_t)(uintptr_t)func;
+        c->u.kernel.func = (uint64_t)(uintptr_t)func;
         return;
     }
     launch(c, func, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream);

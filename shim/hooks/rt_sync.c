@@ -22,6 +22,7 @@ GT_EXPORT cudaError_t CUDARTAPI cudaDeviceReset(void)
         errno = saved;
     }
     if (!gt_hook_mode(&GT_HOOK(cudaDeviceReset)) || gt_tls.guard || gt_rt_current) return real_();
-    gt_call c = gt_call_init(&GT_HOOK(cudaDeviceReset), GT_EV_API);
+    gt_call c;
+    gt_call_init(&c, &GT_HOOK(cudaDeviceReset), GT_EV_API);
     GT_RUNTIME_CALL(&c, ());
 }
