@@ -16,18 +16,8 @@
     } while (0)
 
 #define NAME_SOURCE(sym, params, args, note)                                                       \
-    GT_DRIVER_HOOK(sym, sym, GT_CAT_KERNEL)                                                        \
-    GT_EXPORT CUresult CUDAAPI sym params                                                          \
-    {                                                                                              \
-        GT_DRIVER_ENTER(sym, args);                                                                \
-        gt_call c;                                                                                 \
-        gt_call_init(&c, &GT_HOOK(sym), GT_EV_API);                                                \
-        gt_driver_before(&c);                                                                      \
-        CUresult r = real_ args;                                                                   \
-        NOTE_AFTER(sym, r, note);                                                                  \
-        gt_driver_after(&c, r);                                                                    \
-        return r;                                                                                  \
-    }
+    GT_DRIVER_WRAPPER_THEN(sym, sym, GT_CAT_KERNEL, GT_EV_API, params, args,                       \
+                           NOTE_AFTER(sym, r_, note), (void)c)
 
 NAME_SOURCE(cuModuleGetFunction, (CUfunction * f, CUmodule m, const char *name), (f, m, name),
             gt_kernel_name_note_function((uint64_t)(uintptr_t)*f, name))

@@ -1,34 +1,38 @@
 /* What every wrapper is made of. A wrapper is thin: it says what its call
- * is (a gt_call), and the shared code in call.c does the rest.
+ * is (a gt_call: kind, flags, stream, bytes, the record's payload u), and
+ * the shared code in call.c does the rest.
  *
- * Adding a hook, e.g. a driver entry point:
+ * Adding a hook, e.g. a driver entry point, in the file of its family:
  *
- *     GT_DRIVER_HOOK(cuMemsetD8_v2, cuMemsetD8, GT_CAT_MEMSET)
- *     GT_EXPORT CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
- *     {
- *         GT_DRIVER_ENTER(cuMemsetD8_v2, (dst, uc, n));   // pass-through when off
- *         gt_call c;
- *         gt_call_init(&c, &GT_HOOK(cuMemsetD8_v2), GT_EV_MEMSET);
- *         c.flags = GT_EVF_BLOCKING;
- *         c.bytes = n;
- *         GT_DRIVER_CALL(&c, (dst, uc, n));        // times, calls, records, returns
- *     }
+ *     GT_DRIVER_WRAPPER(cuMemsetD8_v2, cuMemsetD8, GT_CAT_MEMSET, GT_EV_MEMSET,
+ *                       (CUdeviceptr dst, unsigned char uc, size_t n), (dst, uc, n),
+ *                       gt_call_sync(&c), c.bytes = n)
  *
- * GT_DRIVER_HOOK registers the wrapper (exported name, base name = the api
- * name, category); the registry then serves it to programs that link the
- * driver, that dlsym it, or that get it from cuGetProcAddress. One wrapper
- * per exported variant, each with exactly its variant's prototype: cuda.h
- * is included as the driver's own build includes it, so that every variant
- * is declared under its literal name and the compiler checks each wrapper
- * against it. Runtime wrappers use GT_RUNTIME_HOOK, GT_RUNTIME_ENTER and
- * GT_RUNTIME_CALL the same way.
+ * that is: exported name (exactly one variant), base name (the api name),
+ * category, record kind, parameter list, argument list, then statements
+ * that fill `c` from the arguments. GT_DRIVER_WRAPPER_THEN adds a
+ * statement run after the real call (result in r_) before the record is
+ * made, for what only the outcome tells: an allocation's address into
+ * c.u.mem, a new handle's name. Wrappers that need more are written out
+ * with the pieces (GT_DRIVER_HOOK, GT_DRIVER_ENTER, gt_call_init,
+ * GT_DRIVER_CALL[_THEN]); runtime wrappers use the GT_RUNTIME_ forms.
+ *
+ * The hook registers itself; the registry then serves it to programs that
+ * link the library, that dlsym it, or that get it from cuGetProcAddress.
+ * One wrapper per exported variant, each with exactly its variant's
+ * prototype: cuda.h is included as the driver's own build includes it, so
+ * every variant is declared under its literal name and the compiler checks
+ * each wrapper against it (runtime variants the C headers lack are in
+ * rt_decls.h). tests/integration/intercept/check_exports.py fails when a
+ * wrapped entry point misses one of its variants.
  *
  * GT_*_ENTER pass the call straight through (after noting that CUDA is in
  * use) when neither the hook's category nor `api` is enabled, or when the
- * thread is inside the shim. A missing real function returns `notfound`.
- * GT_*_CALL keep errno, take the host time around the real call only,
- * bracket GPU work with an event pair (gpu_time.h) and record one event,
- * never touching the return code. */
+ * thread is inside the shim; a missing real function returns the API's
+ * not-found error. GT_*_CALL keep errno, take the host time around the
+ * real call only, bracket GPU work with an event pair (gpu_time.h) and
+ * record one event, never touching the return code. A runtime call and the
+ * driver call under it are recorded once (call.c). */
 #ifndef GT_SHIM_HOOK_H
 #define GT_SHIM_HOOK_H
 
@@ -160,37 +164,54 @@ void gt_driver_after(gt_call *c, CUresult r);
 void gt_runtime_before(gt_call *c, gt_rt_detail *d);
 void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r);
 
-#define GT_DRIVER_CALL(c, args)                                                                    \
+/* Makes the call and returns its result. The _THEN forms run `then` after
+ * the real call, with its result in r_, before the record is made: what
+ * only the call's outcome tells (an allocation's address into c->u.mem, a
+ * handle's name noted) goes there. */
+#define GT_DRIVER_CALL_THEN(c, args, then)                                                         \
     do {                                                                                           \
         gt_driver_before(c);                                                                       \
         CUresult r_ = real_ args;                                                                  \
+        then;                                                                                      \
         gt_driver_after(c, r_);                                                                    \
         return r_;                                                                                 \
     } while (0)
+#define GT_DRIVER_CALL(c, args) GT_DRIVER_CALL_THEN(c, args, (void)0)
 
-#define GT_RUNTIME_CALL(c, args)                                                                   \
+#define GT_RUNTIME_CALL_THEN(c, args, then)                                                        \
     do {                                                                                           \
         gt_rt_detail d_;                                                                           \
         gt_runtime_before(c, &d_);                                                                 \
         cudaError_t r_ = real_ args;                                                               \
+        then;                                                                                      \
         gt_runtime_after(c, &d_, r_);                                                              \
         return r_;                                                                                 \
     } while (0)
+#define GT_RUNTIME_CALL(c, args) GT_RUNTIME_CALL_THEN(c, args, (void)0)
 
 /* A whole wrapper: `params` and `args` are the parenthesised parameter
  * list and argument list; the statements after them fill `c` (a gt_call
  * of `kind`) from the arguments. */
-#define GT_WRAPPER_(level, ret, conv, sym, basename, cat, kind, params, args, ...)                 \
+#define GT_WRAPPER_(level, ret, conv, sym, basename, cat, kind, params, args, then, ...)           \
     GT_##level##_HOOK(sym, basename, cat) GT_EXPORT ret conv sym params                            \
     {                                                                                              \
         GT_##level##_ENTER(sym, args);                                                             \
         gt_call c;                                                                                 \
         gt_call_init(&c, &GT_HOOK(sym), kind);                                                     \
         __VA_ARGS__;                                                                               \
-        GT_##level##_CALL(&c, args);                                                               \
+        GT_##level##_CALL_THEN(&c, args, then);                                                    \
     }
-#define GT_DRIVER_WRAPPER(...) GT_WRAPPER_(DRIVER, CUresult, CUDAAPI, __VA_ARGS__)
-#define GT_RUNTIME_WRAPPER(...) GT_WRAPPER_(RUNTIME, cudaError_t, CUDARTAPI, __VA_ARGS__)
+#define GT_DRIVER_WRAPPER(sym, base, cat, kind, params, args, ...)                                 \
+    GT_WRAPPER_(DRIVER, CUresult, CUDAAPI, sym, base, cat, kind, params, args, (void)0, __VA_ARGS__)
+#define GT_RUNTIME_WRAPPER(sym, base, cat, kind, params, args, ...)                                \
+    GT_WRAPPER_(RUNTIME, cudaError_t, CUDARTAPI, sym, base, cat, kind, params, args, (void)0,      \
+                __VA_ARGS__)
+/* With a statement run after the real call (see GT_DRIVER_CALL_THEN). */
+#define GT_DRIVER_WRAPPER_THEN(sym, base, cat, kind, params, args, then, ...)                      \
+    GT_WRAPPER_(DRIVER, CUresult, CUDAAPI, sym, base, cat, kind, params, args, then, __VA_ARGS__)
+#define GT_RUNTIME_WRAPPER_THEN(sym, base, cat, kind, params, args, then, ...)                     \
+    GT_WRAPPER_(RUNTIME, cudaError_t, CUDARTAPI, sym, base, cat, kind, params, args, then,         \
+                __VA_ARGS__)
 
 /* A device address as a pointer, for gt_call_copy. */
 #define GT_DPTR(d) ((const void *)(uintptr_t)(d))
