@@ -4,172 +4,192 @@
 
 #include "chrome_internal.h"
 
-/* The fixed parts of an event fit this; names are written apart. */
-#define EVENT_ROOM 512u
+/* The fixed parts of an event fit this; names come on top. */
+#define EVENT_ROOM 384u
+
+typedef struct head {
+    const char *text;
+    size_t len;
+} head;
+
+/* `{"ph":PH,"cat":CAT,"name":` */
+#define HEAD(ph, cat) "{\"ph\":\"" ph "\",\"cat\":\"" cat "\",\"name\":"
+#define H(ph, cat)                                                                                 \
+    {                                                                                              \
+        HEAD(ph, cat), sizeof(HEAD(ph, cat)) - 1                                                   \
+    }
+
+static const head slice_heads[GT_CAT_COUNT] = {
+    [GT_CAT_KERNEL] = H("X", "kernel"),   [GT_CAT_MEMCPY] = H("X", "memcpy"),
+    [GT_CAT_MEMSET] = H("X", "memset"),   [GT_CAT_MEMORY] = H("X", "memory"),
+    [GT_CAT_COMPILE] = H("X", "compile"), [GT_CAT_MODULE] = H("X", "module"),
+    [GT_CAT_SYNC] = H("X", "sync"),       [GT_CAT_NVTX] = H("X", "nvtx"),
+    [GT_CAT_API] = H("X", "api"),
+};
+static const head counter_head = H("C", "memory");
+static const head mark_head = H("i", "nvtx");
+static const head metadata_head = H("M", "__metadata");
 
 static bool enabled(const gt_timeline *tl, enum gt_category c)
 {
     return (tl->categories & GT_CAT_BIT(c)) != 0;
 }
 
-static void put_name(gt_timeline *tl, uint32_t id)
+static char *put_mem(char *p, const void *s, size_t n)
 {
-    size_t len;
-    const char *s = gt_tl_name(tl, id, &len);
-    gt_outbuf_write(&tl->out, s, len);
+    memcpy(p, s, n);
+    return p + n;
 }
 
-/* `{"ph":"X","cat":"kernel","name":` after the separator. */
-static void put_head(gt_timeline *tl, const char *ph, const char *cat)
+/* Reserves room for an event with `names` bytes of names, and writes the
+ * separator and its head; NULL (the event counted as lost) when the
+ * buffer cannot hold it. */
+static char *open_event(gt_timeline *tl, const head *h, size_t names)
 {
-    char *p = gt_outbuf_reserve(&tl->out, EVENT_ROOM);
-    p = tl->any ? GT_PUT(p, ",\n{\"ph\":\"") : GT_PUT(p, "\n{\"ph\":\"");
+    char *p = gt_outbuf_reserve(&tl->out, EVENT_ROOM + names);
+    if (!p) {
+        tl->lost++;
+        return NULL;
+    }
+    if (tl->any) *p++ = ',';
     tl->any = true;
-    p = gt_put_lit(p, ph, strlen(ph));
-    p = GT_PUT(p, "\",\"cat\":\"");
-    p = gt_put_lit(p, cat, strlen(cat));
-    p = GT_PUT(p, "\",\"name\":");
+    *p++ = '\n';
+    return put_mem(p, h->text, h->len);
+}
+
+static void close_event(gt_timeline *tl, char *p)
+{
     gt_outbuf_commit(&tl->out, p);
 }
 
-static int64_t rel(const gt_timeline *tl, uint64_t t)
+/* `,"pid":P,"tid":T,"ts":..` */
+static char *put_where(const gt_timeline *tl, char *p, uint32_t tid, uint64_t ts)
 {
-    return (int64_t)(t - tl->origin);
-}
-
-/* `,"pid":P,"tid":T,"ts":..` and, when dur is not NULL, `,"dur":..`. */
-static void put_where(gt_timeline *tl, uint32_t tid, uint64_t ts, const uint64_t *dur)
-{
-    char *p = gt_outbuf_reserve(&tl->out, EVENT_ROOM);
-    p = GT_PUT(p, ",\"pid\":");
-    p = gt_put_u64(p, (uint64_t)tl->pid);
-    p = GT_PUT(p, ",\"tid\":");
+    p = put_mem(p, tl->pid_text, tl->pid_len);
     p = gt_put_u64(p, tid);
     p = GT_PUT(p, ",\"ts\":");
-    p = gt_put_us(p, rel(tl, ts));
-    if (dur) {
-        p = GT_PUT(p, ",\"dur\":");
-        p = gt_put_us(p, (int64_t)*dur);
-    }
-    gt_outbuf_commit(&tl->out, p);
+    return gt_put_us(p, (int64_t)(ts - tl->origin));
 }
 
-static void put_lit(gt_timeline *tl, const char *s)
+static char *put_dur(char *p, uint64_t start, uint64_t end)
 {
-    gt_outbuf_write(&tl->out, s, strlen(s));
+    p = GT_PUT(p, ",\"dur\":");
+    return gt_put_us(p, end > start ? (int64_t)(end - start) : 0);
 }
 
-static void put_u64(gt_timeline *tl, uint64_t v)
+/* `"key":"name"` after *sep, on its own reservation (names may be long). */
+static void put_named_arg(gt_timeline *tl, const char **sep, const char *key, uint32_t id)
 {
-    char *p = gt_outbuf_reserve(&tl->out, GT_U64_DIGITS);
-    gt_outbuf_commit(&tl->out, gt_put_u64(p, v));
+    size_t len;
+    const char *name = gt_tl_name(tl, id, &len);
+    char *p = gt_outbuf_reserve(&tl->out, 32 + len);
+    if (!p) return;
+    p += sprintf(p, "%s\"%s\":", *sep, key);
+    close_event(tl, put_mem(p, name, len));
+    *sep = ",";
 }
 
-static void put_triple(gt_timeline *tl, const char *key, const uint32_t v[3])
-{
-    put_lit(tl, key);
-    for (int i = 0; i < 3; i++) {
-        put_lit(tl, i ? "," : "[");
-        put_u64(tl, v[i]);
-    }
-    put_lit(tl, "]");
-}
-
-static const char *category_of(uint8_t kind)
+static enum gt_category category_of(uint8_t kind)
 {
     switch (kind) {
     case GT_EV_KERNEL:
     case GT_EV_GRAPH:
-        return "kernel";
+        return GT_CAT_KERNEL;
     case GT_EV_MEMCPY:
-        return "memcpy";
+        return GT_CAT_MEMCPY;
     case GT_EV_MEMSET:
-        return "memset";
+        return GT_CAT_MEMSET;
     case GT_EV_ALLOC:
     case GT_EV_FREE:
-        return "memory";
+        return GT_CAT_MEMORY;
     case GT_EV_COMPILE:
-        return "compile";
+        return GT_CAT_COMPILE;
     case GT_EV_MODULE:
-        return "module";
+        return GT_CAT_MODULE;
     case GT_EV_SYNC:
-        return "sync";
+        return GT_CAT_SYNC;
     default:
-        return "api";
+        return GT_CAT_API;
     }
 }
 
-/* The args of a host slice: what the call was about, and its failure. */
-static void host_args(gt_timeline *tl, const gt_event *ev)
+static bool has_bytes(uint8_t kind)
 {
-    bool kernel_name = (ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name;
-    bool bytes = ev->kind == GT_EV_MEMCPY || ev->kind == GT_EV_MEMSET || ev->kind == GT_EV_ALLOC ||
-                 ev->kind == GT_EV_MODULE;
-    bool program = ev->kind == GT_EV_COMPILE && ev->name;
-    bool failed = ev->result != 0;
-    if (!kernel_name && !bytes && !program && !failed) return;
-    const char *sep = ",\"args\":{";
-    if (kernel_name || program) {
-        put_lit(tl, sep);
-        put_lit(tl, kernel_name ? "\"kernel\":" : "\"program\":");
-        put_name(tl, ev->name);
-        sep = ",";
-    }
-    if (bytes) {
-        put_lit(tl, sep);
-        put_lit(tl, "\"bytes\":");
-        put_u64(tl, ev->bytes);
-        sep = ",";
-    }
-    if (failed) {
-        put_lit(tl, sep);
-        put_lit(tl, "\"error\":");
-        if (ev->error) {
-            put_name(tl, ev->error);
-        } else {
-            char code[32];
-            snprintf(code, sizeof code, "\"%d\"", (int)ev->result);
-            put_lit(tl, code);
-        }
-    }
-    put_lit(tl, "}");
+    return kind == GT_EV_MEMCPY || kind == GT_EV_MEMSET || kind == GT_EV_ALLOC ||
+           kind == GT_EV_MODULE;
 }
 
-static void host_slice(gt_timeline *tl, const gt_event *ev)
+/* A host call on its thread. Its args say what no GPU slice says (the
+ * trace's size is mostly names and numbers): the bytes it moved or
+ * allocated and the kernel it launched, unless its GPU slice has them;
+ * the program compiled; the error of a failed call. */
+static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follows)
 {
     if (!ev->api) return;
-    uint64_t dur = ev->host_end > ev->host_start ? ev->host_end - ev->host_start : 0;
-    put_head(tl, "X", category_of(ev->kind));
-    put_name(tl, ev->api);
-    put_where(tl, ev->tid, ev->host_start, &dur);
-    host_args(tl, ev);
-    put_lit(tl, "}");
+    size_t len;
+    const char *name = gt_tl_name(tl, ev->api, &len);
+    char *p = open_event(tl, &slice_heads[category_of(ev->kind)], len);
+    if (!p) return;
+    p = put_mem(p, name, len);
+    p = put_where(tl, p, ev->tid, ev->host_start);
+    p = put_dur(p, ev->host_start, ev->host_end);
+    bool kernel =
+        (ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows;
+    bool program = ev->kind == GT_EV_COMPILE && ev->name;
+    bool bytes = has_bytes(ev->kind) && !gpu_slice_follows, failed = ev->result != 0;
+    if (!kernel && !program && !bytes && !failed) {
+        close_event(tl, GT_PUT(p, "}"));
+        return;
+    }
+    p = GT_PUT(p, ",\"args\":{");
+    const char *sep = "";
+    if (bytes) {
+        p = GT_PUT(p, "\"bytes\":");
+        p = gt_put_u64(p, ev->bytes);
+        sep = ",";
+    }
+    if (failed && !ev->error) {
+        p = put_mem(p, sep, strlen(sep));
+        p = GT_PUT(p, "\"error\":");
+        p += sprintf(p, "\"%d\"", (int)ev->result);
+        sep = ",";
+    }
+    close_event(tl, p);
+    if (kernel || program) put_named_arg(tl, &sep, kernel ? "kernel" : "program", ev->name);
+    if (failed && ev->error) put_named_arg(tl, &sep, "error", ev->error);
+    gt_outbuf_write(&tl->out, "}}", 2);
 }
 
-static void gpu_name(gt_timeline *tl, const gt_event *ev)
+/* The quoted memcpy label, made once per kind of copy. */
+static const char *copy_name(gt_timeline *tl, const gt_event *ev, size_t *len)
 {
-    switch (ev->kind) {
-    case GT_EV_MEMCPY: {
+    unsigned dir = ev->u.copy.dir < GT_DIR_COUNT ? ev->u.copy.dir : GT_DIR_COUNT;
+    unsigned host = ev->u.copy.host_mem < GT_HOST_COUNT ? ev->u.copy.host_mem : GT_HOST_COUNT;
+    char *label = tl->copy_names[dir][host][(ev->flags & GT_EVF_ASYNC) != 0];
+    if (!label[0]) {
         /* direction and memory names: plain ASCII, nothing to escape */
-        char label[GT_COPY_LABEL_MAX + 2];
-        gt_copy_label_format(label + 1, sizeof label - 2, ev->u.copy.dir, ev->u.copy.host_mem,
-                             (ev->flags & GT_EVF_ASYNC) != 0);
         label[0] = '"';
-        put_lit(tl, label);
-        put_lit(tl, "\"");
-        break;
+        gt_copy_label_format(label + 1, GT_COPY_LABEL_MAX, ev->u.copy.dir, ev->u.copy.host_mem,
+                             (ev->flags & GT_EVF_ASYNC) != 0);
+        strcat(label, "\"");
     }
-    case GT_EV_MEMSET:
-        put_lit(tl, "\"memset\"");
-        break;
-    default:
-        if (ev->name)
-            put_name(tl, ev->name);
-        else
-            put_lit(tl, ev->kind == GT_EV_GRAPH ? "\"graph\"" : "\"(unnamed kernel)\"");
-    }
+    *len = strlen(label);
+    return label;
 }
 
+/* "x,y,z]" */
+static char *put_triple(char *p, const uint32_t v[3])
+{
+    p = gt_put_u64(p, v[0]);
+    *p++ = ',';
+    p = gt_put_u64(p, v[1]);
+    *p++ = ',';
+    p = gt_put_u64(p, v[2]);
+    *p++ = ']';
+    return p;
+}
+
+/* GPU work on its (device, stream) track, named by the kernel or the copy. */
 static void gpu_slice(gt_timeline *tl, const gt_event *ev)
 {
     uint32_t tid = gt_tl_track(tl, ev->device, ev->stream);
@@ -177,24 +197,40 @@ static void gpu_slice(gt_timeline *tl, const gt_event *ev)
         tl->lost++;
         return;
     }
-    uint64_t dur = ev->gpu_end > ev->gpu_start ? ev->gpu_end - ev->gpu_start : 0;
-    put_head(tl, "X", category_of(ev->kind));
-    gpu_name(tl, ev);
-    put_where(tl, tid, ev->gpu_start, &dur);
-    if (ev->kind == GT_EV_KERNEL) {
-        put_triple(tl, ",\"args\":{\"grid\":", ev->u.kernel.grid);
-        put_triple(tl, ",\"block\":", ev->u.kernel.block);
-        put_lit(tl, ",\"shared\":");
-        put_u64(tl, ev->u.kernel.shmem);
-        put_lit(tl, "}");
-    } else if (ev->kind == GT_EV_MEMCPY || ev->kind == GT_EV_MEMSET) {
-        put_lit(tl, ",\"args\":{\"bytes\":");
-        put_u64(tl, ev->bytes);
-        put_lit(tl, "}");
+    const char *name;
+    size_t len;
+    if (ev->kind == GT_EV_MEMCPY) {
+        name = copy_name(tl, ev, &len);
+    } else if (ev->kind == GT_EV_MEMSET) {
+        name = "\"memset\"", len = 8;
+    } else if (ev->name) {
+        name = gt_tl_name(tl, ev->name, &len);
+    } else {
+        name = ev->kind == GT_EV_GRAPH ? "\"graph\"" : "\"(unnamed kernel)\"";
+        len = strlen(name);
     }
-    put_lit(tl, "}");
+    char *p = open_event(tl, &slice_heads[category_of(ev->kind)], len);
+    if (!p) return;
+    p = put_mem(p, name, len);
+    p = put_where(tl, p, tid, ev->gpu_start);
+    p = put_dur(p, ev->gpu_start, ev->gpu_end);
+    if (ev->kind == GT_EV_KERNEL) {
+        p = put_triple(GT_PUT(p, ",\"args\":{\"grid\":["), ev->u.kernel.grid);
+        p = put_triple(GT_PUT(p, ",\"block\":["), ev->u.kernel.block);
+        if (ev->u.kernel.shmem) {
+            p = GT_PUT(p, ",\"shared\":");
+            p = gt_put_u64(p, ev->u.kernel.shmem);
+        }
+        p = GT_PUT(p, "}");
+    } else if (ev->kind != GT_EV_GRAPH) {
+        p = GT_PUT(p, ",\"args\":{\"bytes\":");
+        p = gt_put_u64(p, ev->bytes);
+        p = GT_PUT(p, "}");
+    }
+    close_event(tl, GT_PUT(p, "}"));
 }
 
+/* Memory in use on the record's device, as the report has it now. */
 static void memory_counter(gt_timeline *tl, const gt_report *r, const gt_event *ev)
 {
     int32_t device = gt_memory_device_of(ev);
@@ -202,44 +238,47 @@ static void memory_counter(gt_timeline *tl, const gt_report *r, const gt_event *
     for (uint32_t i = 0; i < r->memory.ndevices && !d; i++)
         if (r->memory.devices[i].device == device) d = &r->memory.devices[i];
     if (!d) return;
-    char name[48];
+    char *p = open_event(tl, &counter_head, 0);
+    if (!p) return;
     if (device == GT_MEM_HOST_DEVICE)
-        snprintf(name, sizeof name, "\"host pinned memory\"");
+        p = GT_PUT(p, "\"host pinned memory\"");
     else
-        snprintf(name, sizeof name, "\"GPU %d memory\"", (int)device);
-    put_head(tl, "C", "memory");
-    put_lit(tl, name);
-    put_where(tl, ev->tid, ev->host_end, NULL);
-    put_lit(tl, ",\"args\":{\"bytes\":");
-    put_u64(tl, d->current_bytes);
-    put_lit(tl, "}}");
+        p += sprintf(p, "\"GPU %d memory\"", (int)device);
+    p = put_where(tl, p, ev->tid, ev->host_end);
+    p = GT_PUT(p, ",\"args\":{\"bytes\":");
+    p = gt_put_u64(p, d->current_bytes);
+    close_event(tl, GT_PUT(p, "}}"));
 }
 
 void gt_tl_nvtx_slice(gt_timeline *tl, uint32_t tid, uint32_t name, uint64_t start, uint64_t end)
 {
-    uint64_t dur = end > start ? end - start : 0;
-    put_head(tl, "X", "nvtx");
-    put_name(tl, name);
-    put_where(tl, tid, start, &dur);
-    put_lit(tl, "}");
+    size_t len;
+    const char *text = gt_tl_name(tl, name, &len);
+    char *p = open_event(tl, &slice_heads[GT_CAT_NVTX], len);
+    if (!p) return;
+    p = put_mem(p, text, len);
+    p = put_where(tl, p, tid, start);
+    p = put_dur(p, start, end);
+    close_event(tl, GT_PUT(p, "}"));
 }
 
 void gt_tl_nvtx_async(gt_timeline *tl, char ph, const tl_range *r, uint64_t time)
 {
-    char phase[2] = {ph, '\0'};
-    put_head(tl, phase, "nvtx");
-    put_name(tl, r->name);
-    put_where(tl, r->tid, time, NULL);
-    put_lit(tl, ",\"id\":\"0x");
-    char hex[24];
-    snprintf(hex, sizeof hex, "%llx\"", (unsigned long long)r->id);
-    put_lit(tl, hex);
+    const head h = ph == 'b' ? (head)H("b", "nvtx") : (head)H("e", "nvtx");
+    size_t len;
+    const char *text = gt_tl_name(tl, r->name, &len);
+    char *p = open_event(tl, &h, len);
+    if (!p) return;
+    p = put_mem(p, text, len);
+    p = put_where(tl, p, r->tid, time);
+    p += sprintf(p, ",\"id\":\"0x%llx\"", (unsigned long long)r->id);
+    close_event(tl, p);
     if (r->domain) {
-        put_lit(tl, ",\"args\":{\"domain\":");
-        put_name(tl, r->domain);
-        put_lit(tl, "}");
+        const char *sep = ",\"args\":{";
+        put_named_arg(tl, &sep, "domain", r->domain);
+        gt_outbuf_write(&tl->out, "}", 1);
     }
-    put_lit(tl, "}");
+    gt_outbuf_write(&tl->out, "}", 1);
 }
 
 static void nvtx_push(gt_timeline *tl, const gt_event *ev)
@@ -302,10 +341,13 @@ static void nvtx_start_end(gt_timeline *tl, const gt_event *ev)
 
 static void nvtx_mark(gt_timeline *tl, const gt_event *ev)
 {
-    put_head(tl, "i", "nvtx");
-    put_name(tl, ev->name);
-    put_where(tl, ev->tid, ev->host_start, NULL);
-    put_lit(tl, ",\"s\":\"t\"}");
+    size_t len;
+    const char *text = gt_tl_name(tl, ev->name, &len);
+    char *p = open_event(tl, &mark_head, len);
+    if (!p) return;
+    p = put_mem(p, text, len);
+    p = put_where(tl, p, ev->tid, ev->host_start);
+    close_event(tl, GT_PUT(p, ",\"s\":\"t\"}"));
 }
 
 static void nvtx(gt_timeline *tl, const gt_event *ev)
@@ -326,13 +368,6 @@ static void nvtx(gt_timeline *tl, const gt_event *ev)
     }
 }
 
-static enum gt_category work_category(uint8_t kind)
-{
-    return kind == GT_EV_MEMCPY   ? GT_CAT_MEMCPY
-           : kind == GT_EV_MEMSET ? GT_CAT_MEMSET
-                                  : GT_CAT_KERNEL;
-}
-
 void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev)
 {
     if (ev->flags & GT_EVF_NESTED) return;
@@ -341,15 +376,16 @@ void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev)
     case GT_EV_KERNEL:
     case GT_EV_GRAPH:
     case GT_EV_MEMCPY:
-    case GT_EV_MEMSET:
-        host_slice(tl, ev);
-        if (ok && (ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED &&
-            enabled(tl, work_category(ev->kind)))
-            gpu_slice(tl, ev);
+    case GT_EV_MEMSET: {
+        bool gpu = ok && (ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED &&
+                   enabled(tl, category_of(ev->kind));
+        host_slice(tl, ev, gpu);
+        if (gpu) gpu_slice(tl, ev);
         break;
+    }
     case GT_EV_ALLOC:
     case GT_EV_FREE:
-        host_slice(tl, ev);
+        host_slice(tl, ev, false);
         if (ok && enabled(tl, GT_CAT_MEMORY)) memory_counter(tl, r, ev);
         break;
     case GT_EV_NVTX_PUSH:
@@ -366,7 +402,7 @@ void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev)
     case GT_EV_COMPILE:
     case GT_EV_MODULE:
     case GT_EV_SYNC:
-        host_slice(tl, ev);
+        host_slice(tl, ev, false);
         break;
     case GT_EV_NONE:
     case GT_EV_KIND_COUNT:
@@ -377,19 +413,13 @@ void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev)
 void gt_tl_metadata(gt_timeline *tl, const char *what, uint32_t tid, const char *key,
                     const char *text, size_t len, uint64_t number)
 {
-    put_head(tl, "M", "__metadata");
-    put_lit(tl, "\"");
-    put_lit(tl, what);
-    put_lit(tl, "\"");
-    put_where(tl, tid, tl->origin, NULL);
-    put_lit(tl, ",\"args\":{\"");
-    put_lit(tl, key);
-    put_lit(tl, "\":");
-    if (text)
-        gt_outbuf_write(&tl->out, text, len);
-    else
-        put_u64(tl, number);
-    put_lit(tl, "}}");
+    char *p = open_event(tl, &metadata_head, strlen(what) + strlen(key) + len);
+    if (!p) return;
+    p += sprintf(p, "\"%s\"", what);
+    p = put_where(tl, p, tid, tl->origin);
+    p += sprintf(p, ",\"args\":{\"%s\":", key);
+    p = text ? put_mem(p, text, len) : gt_put_u64(p, number);
+    close_event(tl, GT_PUT(p, "}}"));
 }
 
 gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_t origin_ns,
@@ -405,7 +435,8 @@ gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_
     tl->pid = pid;
     tl->origin = origin_ns;
     tl->categories = categories;
-    put_lit(tl, "{\"traceEvents\":[");
+    tl->pid_len = (size_t)snprintf(tl->pid_text, sizeof tl->pid_text, ",\"pid\":%d,\"tid\":", pid);
+    gt_outbuf_write(&tl->out, "{\"traceEvents\":[", 16);
     return tl;
 }
 
@@ -437,7 +468,8 @@ int gt_timeline_finish(gt_timeline *tl, const gt_process_info *p)
         if (!tl->ranges[i].ended) gt_tl_nvtx_async(tl, 'e', &tl->ranges[i], end);
     tl->nranges = 0;
     gt_tl_write_metadata(tl, p);
-    put_lit(tl, "\n],\"displayTimeUnit\":\"ns\"}\n");
+    static const char end_text[] = "\n],\"displayTimeUnit\":\"ns\"}\n";
+    gt_outbuf_write(&tl->out, end_text, sizeof end_text - 1);
     if (gt_outbuf_flush(&tl->out) != 0) {
         errno = tl->out.error;
         return -1;

@@ -39,11 +39,11 @@
 #include "aggregate.h"
 
 #define GT_TIMELINE_BUFFER_BYTES (1u << 20)
-#define GT_TIMELINE_GPU_TID_BASE 0x40000000u /* above any Linux thread id (2^22) */
-#define GT_TIMELINE_MAX_TRACKS 4096u         /* GPU (device, stream) tracks */
-#define GT_TIMELINE_MAX_THREADS 65536u       /* named host threads */
-#define GT_TIMELINE_MAX_STACKS 4096u         /* NVTX push/pop stacks: (thread, domain) */
-#define GT_TIMELINE_MAX_RANGES 65536u        /* NVTX start/end ranges open at once */
+#define GT_TIMELINE_GPU_TID_BASE (1u << 22) /* Linux thread ids are below 2^22 */
+#define GT_TIMELINE_MAX_TRACKS 4096u        /* GPU (device, stream) tracks */
+#define GT_TIMELINE_MAX_THREADS 65536u      /* named host threads */
+#define GT_TIMELINE_MAX_STACKS 4096u        /* NVTX push/pop stacks: (thread, domain) */
+#define GT_TIMELINE_MAX_RANGES 65536u       /* NVTX start/end ranges open at once */
 #define GT_TIMELINE_NAME_CACHE_BYTES (64u << 20)
 
 typedef struct gt_timeline gt_timeline;

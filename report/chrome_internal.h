@@ -49,7 +49,12 @@ struct gt_timeline {
     int pid;
     uint64_t origin;
     unsigned categories;
-    bool any; /* an event was written: the next one needs a separator */
+    bool any;          /* an event was written: the next one needs a separator */
+    char pid_text[40]; /* `,"pid":P,"tid":` */
+    size_t pid_len;
+    /* Quoted memcpy labels by direction, host memory and async ("" until
+     * used); an out-of-range value has the last row of its index. */
+    char copy_names[GT_DIR_COUNT + 1][GT_HOST_COUNT + 1][2][GT_COPY_LABEL_MAX + 2];
     uint64_t lost;
 
     /* Escaped names: name_off[id] = offset + 1 in arena of a uint32_t

@@ -43,6 +43,18 @@ int gt_outbuf_flush(gt_outbuf *b)
     return b->error ? -1 : 0;
 }
 
+char *gt_outbuf_reserve_slow(gt_outbuf *b, size_t n)
+{
+    gt_outbuf_flush(b);
+    if (n > b->cap) {
+        char *grown = realloc(b->buf, n);
+        if (!grown) return NULL;
+        b->buf = grown;
+        b->cap = n;
+    }
+    return b->buf;
+}
+
 void gt_outbuf_write_slow(gt_outbuf *b, const void *p, size_t n)
 {
     gt_outbuf_flush(b);
@@ -95,8 +107,12 @@ char *gt_put_us(char *p, int64_t ns)
     }
     p = gt_put_u64(p, v / 1000);
     unsigned frac = (unsigned)(v % 1000);
+    if (!frac) return p;
     *p++ = '.';
     *p++ = (char)('0' + frac / 100);
-    memcpy(p, &digit_pairs[2 * (frac % 100)], 2);
-    return p + 2;
+    if (frac % 100 == 0) return p;
+    *p++ = digit_pairs[2 * (frac % 100)];
+    if (frac % 10 == 0) return p;
+    *p++ = digit_pairs[2 * (frac % 100) + 1];
+    return p;
 }

@@ -40,11 +40,16 @@ static inline void gt_outbuf_write(gt_outbuf *b, const void *p, size_t n)
     }
 }
 
-/* Room for n more bytes (n at most cap) at the returned pointer; the
- * caller fills up to n bytes and passes the new end to gt_outbuf_commit. */
+/* Makes room for n bytes when the buffer does not have it: flushes, and
+ * grows the buffer when n is larger than it (the longest name decides). */
+char *gt_outbuf_reserve_slow(gt_outbuf *b, size_t n);
+
+/* Room for n more bytes at the returned pointer; the caller fills up to n
+ * bytes and passes the new end to gt_outbuf_commit. NULL (nothing may be
+ * written) when the buffer could not grow to n. */
 static inline char *gt_outbuf_reserve(gt_outbuf *b, size_t n)
 {
-    if (n > b->cap - b->len) gt_outbuf_flush(b);
+    if (n > b->cap - b->len) return gt_outbuf_reserve_slow(b, n);
     return b->buf + b->len;
 }
 
@@ -58,7 +63,8 @@ static inline void gt_outbuf_commit(gt_outbuf *b, const char *end)
 /* v in decimal at p; returns the end. */
 char *gt_put_u64(char *p, uint64_t v);
 
-/* ns as microseconds with three decimals ("-1234.567"); returns the end. */
+/* ns as microseconds, exact: "-1234.567", "2.5", "7" (no trailing zeros);
+ * returns the end. */
 char *gt_put_us(char *p, int64_t ns);
 
 static inline char *gt_put_lit(char *p, const char *s, size_t n)

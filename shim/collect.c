@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* Set by init.c at load and in a forked child; this weak definition is
+ * the one of programs that drive the core without init.c (tests,
+ * benchmarks), where the trace's times then count from CLOCK_MONOTONIC's
+ * zero. */
+__attribute__((weak)) uint64_t gt_process_start_ns;
+
 static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
 static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */
 static gt_report *report;                     /* draining thread only */
@@ -65,7 +71,7 @@ gt_report *gt_collect_report(void)
         .gpu_timing = gt_cfg.gpu_timing,
     };
     report = gt_report_create(&opt, gt_names());
-    if (report) gt_emit_start_trace(&trace, &gt_cfg, gt_names());
+    if (report) gt_emit_start_trace(&trace, &gt_cfg, gt_names(), gt_process_start_ns);
     return report;
 }
 

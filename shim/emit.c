@@ -68,7 +68,8 @@ static int file_path(const char *base, enum gt_output_format f, char *path, size
     return -1;
 }
 
-void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names)
+void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
+                         uint64_t origin_ns)
 {
     if (!cfg->output[0] || !(cfg->formats & GT_FMT_BIT(GT_OUTPUT_CHROME))) return;
     char host[256] = "", base[GT_PATH_MAX], path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
@@ -81,9 +82,7 @@ void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab 
         warn_not_written(why);
         return;
     }
-    /* ts is CLOCK_MONOTONIC, the clock of the JSON report's times (viewers
-     * show time from the trace's first event). */
-    trace->timeline = gt_timeline_create(trace->file.fd, names, pid, 0, cfg->categories);
+    trace->timeline = gt_timeline_create(trace->file.fd, names, pid, origin_ns, cfg->categories);
     if (!trace->timeline) {
         gt_warn("no memory for the trace: no %s file", gt_output_extension(GT_OUTPUT_CHROME));
         gt_stream_file_discard(&trace->file);

@@ -493,9 +493,11 @@ typedef struct gt_trace {
 void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace);
 
 /* With chrome among the formats: opens the trace's temporary file beside
- * its final path and starts the timeline (a file that cannot be created
- * is warned about now, and the trace is left empty). */
-void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names);
+ * its final path and starts the timeline, whose times count from
+ * origin_ns (a file that cannot be created is warned about now, and the
+ * trace is left empty). */
+void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
+                         uint64_t origin_ns);
 
 /* ------------------------------------------------------------- signals.c */
 

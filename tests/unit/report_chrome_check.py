@@ -5,8 +5,10 @@ against the Trace Event Format (SPEC §7).
 Usage: report_chrome_check.py EMITTER DIR
 
 EMITTER is unit_report_chrome; `--emit PATH HEXNAME...` writes a trace of
-the sample run, then one kernel per hostile name (GPU time 5 us each, on
-stream 0x7f0000009000, a mark of the same name, and a thread named by it),
+the sample run, then per hostile name a kernel launch (GPU time 5 us, on
+stream 0x7f0000009000), a second launch captured into a graph (no GPU
+time: its host slice names the kernel), a mark of the same name, and a
+thread named by it,
 then BULK launches of bulk_kernel(float*) alternating devices 0/1 and
 three streams, with GPU durations 1000 + i % 1000 ns.
 """
@@ -18,7 +20,7 @@ import sys
 from report_json_check import HOSTILE
 
 BULK = 60000
-GPU_TID_BASE = 0x40000000
+GPU_TID_BASE = 1 << 22
 PHASES = {"X", "C", "M", "b", "e", "i"}
 
 failures = []
@@ -93,15 +95,18 @@ def main():
     durations = [round(e["dur"] * 1000) for e in bulk]
     check(durations == [1000 + i % 1000 for i in range(BULK)], "bulk GPU durations")
     host = [e for e in events if e["ph"] == "X" and e["name"] == "cuLaunchKernel"]
-    check(len(host) == 25 + len(HOSTILE) + BULK, f"{len(host)} host launch slices")
+    check(len(host) == 25 + 2 * len(HOSTILE) + BULK, f"{len(host)} host launch slices")
     check(all(round(e["dur"] * 1000) == 100 for e in host[25:]), "host launch durations")
+    check(all("args" not in e for e in host[:25] + host[25 + 2 * len(HOSTILE):]),
+          "a launch with a GPU slice repeats the kernel's name")
 
     # Hostile names: kernels on the GPU, in the host slices' args, marks, thread names.
     want = [n.decode("utf-8", errors="replace") for n in HOSTILE]
     hostile = [e for e in gpu if e["name"] in want]
     check([e["name"] for e in hostile] == want, "kernel names did not round-trip")
     check(all(round(e["dur"] * 1000) == 5000 for e in hostile), "hostile kernel durations")
-    check([e["args"]["kernel"] for e in host[25:25 + len(want)]] == want, "launch args")
+    captured = host[26:25 + 2 * len(want):2]
+    check([e.get("args", {}).get("kernel") for e in captured] == want, "captured launch args")
     check([e["name"] for e in events if e["ph"] == "i"] == want, "mark names")
     threads = [e["args"]["name"] for e in meta if e["name"] == "thread_name" and
                e["tid"] < GPU_TID_BASE]

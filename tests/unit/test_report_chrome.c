@@ -3,7 +3,8 @@
  * Run with no arguments: cmocka tests of number formatting, each kind of
  * event, the file's commit and failures, and the caps.
  * Run as `--emit PATH HEXNAME...`: writes at PATH the trace of the sample
- * run, then of kernels named by the given names (hex-encoded bytes), then
+ * run, then of kernels named by the given names (hex-encoded bytes; each
+ * launched twice, the second time captured into a graph), then
  * of BULK_LAUNCHES launches on 2 devices x 3 streams with GPU durations
  * of 1000 + i % 1000 ns (several MiB: many times the writer's buffer),
  * plus NVTX ranges and thread names, for report_chrome_check.py. */
@@ -97,10 +98,16 @@ static void test_numbers(void **unused)
     assert_string_equal(buf, "1234.567");
     *gt_put_us(buf, 5) = '\0';
     assert_string_equal(buf, "0.005");
+    *gt_put_us(buf, 1500) = '\0';
+    assert_string_equal(buf, "1.5");
+    *gt_put_us(buf, 1250) = '\0';
+    assert_string_equal(buf, "1.25");
+    *gt_put_us(buf, 7000) = '\0';
+    assert_string_equal(buf, "7");
     *gt_put_us(buf, 0) = '\0';
-    assert_string_equal(buf, "0.000");
+    assert_string_equal(buf, "0");
     *gt_put_us(buf, -20) = '\0';
-    assert_string_equal(buf, "-0.020");
+    assert_string_equal(buf, "-0.02");
     *gt_put_us(buf, INT64_MIN) = '\0';
     assert_string_equal(buf, "-9223372036854775.808");
     *gt_put_u64(buf, UINT64_MAX) = '\0';
@@ -125,8 +132,8 @@ static void test_sample_events(void **unused)
     assert_int_equal(occurrences(text, "\"args\":{\"grid\":[256,1,1],\"block\":[128,1,1]"), 25);
     /* the first chunk's rk4 kernel: 2 ms from its start */
     assert_non_null(strstr(text, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" SAMPLE_RK4_NAME
-                                 "\",\"pid\":4242,\"tid\":1073741825,\"ts\":125041.500,"
-                                 "\"dur\":2000.000,"));
+                                 "\",\"pid\":4242,\"tid\":4194305,\"ts\":125041.5,"
+                                 "\"dur\":2000,"));
     assert_non_null(strstr(text, "\"args\":{\"name\":\"GPU 0 default stream\"}"));
     assert_non_null(strstr(text, "\"args\":{\"name\":\"GPU 0 stream 0x7f0000001000\"}"));
     assert_non_null(strstr(text, "\"args\":{\"name\":\"batch_ode\"}"));
@@ -153,7 +160,7 @@ static void test_categories(void **unused)
     sample_run(&t.s);
     char *text = trace_close(&t);
     assert_int_equal(occurrences(text, "\"name\":\"cuLaunchKernel\""), 25);
-    assert_null(strstr(text, "\"tid\":1073741824"));
+    assert_null(strstr(text, "\"tid\":4194304"));
     assert_null(strstr(text, "\"ph\":\"C\""));
     assert_null(strstr(text, "\"cat\":\"nvtx\""));
     free(text);
@@ -185,24 +192,24 @@ static void test_nvtx(void **unused)
     add(&t, ev);
     char *text = trace_close(&t); /* "outer" and "open" close at the end: 200 ms */
     const char *want[] = {
-        "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":\"inner\",\"pid\":4242,\"tid\":7,\"ts\":2.000,"
-        "\"dur\":0.500}",
-        "{\"ph\":\"i\",\"cat\":\"nvtx\",\"name\":\"here\",\"pid\":4242,\"tid\":7,\"ts\":2.700,"
+        "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":\"inner\",\"pid\":4242,\"tid\":7,\"ts\":2,"
+        "\"dur\":0.5}",
+        "{\"ph\":\"i\",\"cat\":\"nvtx\",\"name\":\"here\",\"pid\":4242,\"tid\":7,\"ts\":2.7,"
         "\"s\":\"t\"}",
-        "{\"ph\":\"b\",\"cat\":\"nvtx\",\"name\":\"io\",\"pid\":4242,\"tid\":7,\"ts\":3.000,"
+        "{\"ph\":\"b\",\"cat\":\"nvtx\",\"name\":\"io\",\"pid\":4242,\"tid\":7,\"ts\":3,"
         "\"id\":\"0x51\"}",
-        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"io\",\"pid\":4242,\"tid\":7,\"ts\":4.000,"
+        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"io\",\"pid\":4242,\"tid\":7,\"ts\":4,"
         "\"id\":\"0x51\"}",
-        "{\"ph\":\"b\",\"cat\":\"nvtx\",\"name\":\"late\",\"pid\":4242,\"tid\":7,\"ts\":5.000,"
+        "{\"ph\":\"b\",\"cat\":\"nvtx\",\"name\":\"late\",\"pid\":4242,\"tid\":7,\"ts\":5,"
         "\"id\":\"0x52\"}",
-        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"late\",\"pid\":4242,\"tid\":7,\"ts\":6.000,"
+        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"late\",\"pid\":4242,\"tid\":7,\"ts\":6,"
         "\"id\":\"0x52\"}",
-        "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":\"outer\",\"pid\":4242,\"tid\":7,\"ts\":1.000,"
-        "\"dur\":199999.000}",
-        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"open\",\"pid\":4242,\"tid\":7,\"ts\":200000.000,"
+        "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":\"outer\",\"pid\":4242,\"tid\":7,\"ts\":1,"
+        "\"dur\":199999}",
+        "{\"ph\":\"e\",\"cat\":\"nvtx\",\"name\":\"open\",\"pid\":4242,\"tid\":7,\"ts\":200000,"
         "\"id\":\"0x53\"}",
         "{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_name\",\"pid\":4242,\"tid\":7,"
-        "\"ts\":0.000,\"args\":{\"name\":\"worker \\\"7\\\"\"}}",
+        "\"ts\":0,\"args\":{\"name\":\"worker \\\"7\\\"\"}}",
     };
     const char *at = text;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -321,6 +328,8 @@ static int emit(int argc, char **argv)
         gt_event ev = kernel_event(intern_hex(s.names, argv[i]), 100, t, t + 200, t + 5200);
         ev.api = launch;
         ev.stream = 0x7f0000009000ull;
+        sample_add(&s, ev);
+        ev.flags |= GT_EVF_CAPTURED; /* no GPU slice: the host slice names it */
         sample_add(&s, ev);
         ev = nvtx_event(GT_EV_NVTX_MARK, 100, t, 0, ev.name, 0);
         sample_add(&s, ev);
