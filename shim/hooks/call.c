@@ -45,7 +45,7 @@ static uint16_t current_device(void)
     return device_ordinal;
 }
 
-static int is_gpu_work(unsigned kind)
+static inline int is_gpu_work(unsigned kind)
 {
     return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
            kind == GT_EV_MEMSET;
@@ -53,7 +53,7 @@ static int is_gpu_work(unsigned kind)
 
 /* The id a stream gets in records: 0 for the legacy default stream,
  * CU_STREAM_PER_THREAD for the per-thread one. */
-static uint64_t stream_id(const gt_call *c)
+static inline uint64_t stream_id(const gt_call *c)
 {
     if (c->stream == CU_STREAM_LEGACY || (!c->stream && !c->per_thread)) return 0;
     if (!c->stream) return (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
@@ -127,7 +127,7 @@ static void describe(const gt_call *c, CUresult r, gt_event *ev)
 }
 
 /* The record of a call: the call's own part. */
-static void finish(gt_event *ev, const gt_call *c, int32_t result, uint64_t t1)
+static inline void finish(gt_event *ev, const gt_call *c, int32_t result, uint64_t t1)
 {
     ev->api = gt_hook_api(c->hook);
     ev->result = result;
@@ -136,14 +136,14 @@ static void finish(gt_event *ev, const gt_call *c, int32_t result, uint64_t t1)
 }
 
 /* Hands the pair to the record (or lets it go) and commits. */
-static void commit(gt_event *ev, gt_gpu_pair *pair)
+static inline void commit(gt_event *ev, gt_gpu_pair *pair)
 {
     if (pair) gt_gpu_attach(ev, pair);
     if (ev) gt_ev_commit(ev);
 }
 
 /* A call with no category of its own is recorded for `api` only. */
-static gt_event *begin(const gt_call *c)
+static inline gt_event *begin(const gt_call *c)
 {
     if (c->kind == GT_EV_API && !(gt_hook_mode(c->hook) & GT_HOOK_API)) return NULL;
     return gt_ev_begin();
