@@ -445,6 +445,11 @@ uint64_t gt_timeline_lost(const gt_timeline *tl)
     return tl->lost;
 }
 
+uint64_t gt_timeline_bytes(const gt_timeline *tl)
+{
+    return tl->out.written + tl->out.len;
+}
+
 void gt_timeline_destroy(gt_timeline *tl)
 {
     if (!tl) return;

@@ -65,6 +65,9 @@ int gt_timeline_finish(gt_timeline *tl, const gt_process_info *p);
 /* Events left out because a cap was reached. */
 uint64_t gt_timeline_lost(const gt_timeline *tl);
 
+/* Bytes handed to the file so far. */
+uint64_t gt_timeline_bytes(const gt_timeline *tl);
+
 /* Frees the memory; the fd is not touched. */
 void gt_timeline_destroy(gt_timeline *tl);
 
