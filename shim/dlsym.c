@@ -35,7 +35,7 @@ static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, co
     /* A driver name is compared with libcuda.so.1's own export; the shim
      * never loads the driver for this: if it is not loaded, `found` is not
      * the driver's. */
-    if (h->lib != GT_LIB_DRIVER || gt_cuda_real_loaded(name)) mine = gt_hook_real(h);
+    if (h->lib != GT_LIB_DRIVER || gt_cuda_real_loaded(name)) mine = gt_hook_global(h);
     void *answer = mine == found ? h->wrapper : found;
     if (gt_log_debug_enabled())
         gt_debug("dlsym(%s) -> %s", name,

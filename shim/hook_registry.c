@@ -5,9 +5,11 @@
  * answers a base name with one of its variants). */
 #include "internal.h"
 #include "intercept.h"
+#include "ptrmap.h"
 #include "resolve.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -47,6 +49,8 @@ static void sort_hooks(void)
     memcpy(by_base, __start_gt_hooks, n * sizeof *by_base);
     qsort(by_name, n, sizeof *by_name, cmp_name);
     qsort(by_base, n, sizeof *by_base, cmp_base);
+    for (size_t i = 0; i < n; i++)
+        by_name[i]->id = (uint16_t)(i + 1);
     n_hooks = n;
 }
 
@@ -108,10 +112,52 @@ static unsigned mode_of(const gt_hook *h)
     return mode;
 }
 
-void *gt_hook_resolve(gt_hook *h)
+static void warn_missing(gt_hook *h)
+{
+    if (!atomic_exchange_explicit(&h->warned, 1, memory_order_relaxed))
+        gt_warn("%s: not found in the CUDA %s library; the call returns an error", h->name,
+                h->lib == GT_LIB_DRIVER ? "driver" : "runtime");
+}
+
+/* The definition a call from `caller` would have bound to: the one its
+ * own library's dependencies provide (dlsym on its link map searches
+ * them, not the global scope). Cached per call site and hook. */
+GT_PTRMAP_DEFINE(per_caller, 10);
+#define NONE_FOR_CALLER 1u
+
+static void *caller_real(gt_hook *h, const void *caller)
+{
+    size_t n;
+    gt_hook_all(&n); /* ids are given when the registry is built */
+    uint64_t key = (uint64_t)(uintptr_t)caller | (uint64_t)h->id << 48;
+    uint64_t v = gt_ptrmap_get(&per_caller, key);
+    if (v) return v == NONE_FOR_CALLER ? NULL : (void *)(uintptr_t)v;
+    Dl_info info;
+    void *map = NULL;
+    gt_dlsym_fn lookup = gt_real_dlsym();
+    void *fn = NULL;
+    if (lookup && dladdr1(caller, &info, &map, RTLD_DL_LINKMAP) && map) fn = lookup(map, h->name);
+    if (fn == h->wrapper) fn = NULL; /* the caller's scope holds the shim (the main program's) */
+    gt_ptrmap_put(&per_caller, key, fn ? (uint64_t)(uintptr_t)fn : NONE_FOR_CALLER);
+    if (gt_log_debug_enabled())
+        gt_debug("hooked %s for a caller in %s: real at %p", h->name,
+                 map ? info.dli_fname : "an unknown object", fn);
+    if (!fn) warn_missing(h);
+    return fn;
+}
+
+void *gt_hook_global(gt_hook *h)
+{
+    void *p = atomic_load_explicit(&h->real, memory_order_acquire);
+    if (p == GT_HOOK_UNRESOLVED) p = gt_hook_resolve(h, NULL);
+    return (uintptr_t)p > (uintptr_t)GT_HOOK_PER_CALLER ? p : NULL;
+}
+
+void *gt_hook_resolve(gt_hook *h, const void *caller)
 {
     void *p = atomic_load_explicit(&h->real, memory_order_acquire);
     if (p == GT_HOOK_MISSING) return NULL;
+    if (p == GT_HOOK_PER_CALLER) return caller ? caller_real(h, caller) : p;
     if (p != GT_HOOK_UNRESOLVED) return p;
     gt_init_once(); /* gt_cfg: a hook may run before the shim's constructor */
     if (h->lib == GT_LIB_DRIVER) {
@@ -125,10 +171,12 @@ void *gt_hook_resolve(gt_hook *h)
     atomic_store_explicit(&h->api, api, memory_order_relaxed);
     atomic_store_explicit(&h->mode, (uint8_t)mode_of(h), memory_order_relaxed);
     atomic_store_explicit(&h->per_thread, (uint8_t)gt_hook_is_per_thread(h), memory_order_relaxed);
+    if (!p && h->lib == GT_LIB_RUNTIME) {
+        atomic_store_explicit(&h->real, GT_HOOK_PER_CALLER, memory_order_release);
+        return caller ? caller_real(h, caller) : GT_HOOK_PER_CALLER;
+    }
     if (!p) {
-        if (!atomic_exchange_explicit(&h->warned, 1, memory_order_relaxed))
-            gt_warn("%s: not found in the CUDA %s library; the call returns an error", h->name,
-                    h->lib == GT_LIB_DRIVER ? "driver" : "runtime");
+        warn_missing(h);
         atomic_store_explicit(&h->real, GT_HOOK_MISSING, memory_order_release);
         return NULL;
     }

@@ -33,9 +33,12 @@ enum gt_hook_lib {
 #define GT_HOOK_API 0x1u  /* the `api` category is on: record the call */
 #define GT_HOOK_WORK 0x2u /* the hook's own category is on: time and describe its work */
 
-/* `real` before resolution, and after it when the library lacks the name. */
+/* `real` before resolution; after it, when no library has the name; and,
+ * for a runtime function not in the global scope, when the definition
+ * depends on the caller (below). */
 #define GT_HOOK_UNRESOLVED ((void *)0)
 #define GT_HOOK_MISSING ((void *)1)
+#define GT_HOOK_PER_CALLER ((void *)2)
 
 typedef struct gt_hook {
     const char *name; /* exported symbol, exactly one variant: "cuMemcpyHtoD_v2_ptds" */
@@ -43,6 +46,7 @@ typedef struct gt_hook {
     void *wrapper;    /* the shim's function of that name */
     uint8_t lib;      /* enum gt_hook_lib */
     uint8_t category; /* enum gt_category of its work; GT_CAT_API when it has none */
+    uint16_t id;      /* 1 + its index in the registry (set when the registry is built) */
     /* Written (relaxed) before `real` is published (release); read after
      * `real` was loaded with acquire. Every resolver writes the same values. */
     _Atomic uint8_t mode;
@@ -57,15 +61,25 @@ typedef struct gt_hook {
 #define GT_HOOK_SECTION "gt_hooks"
 
 /* Slow path of gt_hook_real: resolves the real function, the api id and
- * the mode. Returns NULL (and warns once) when the library lacks it. */
-void *gt_hook_resolve(gt_hook *h);
+ * the mode. Returns NULL (and warns once) when no library has it. */
+void *gt_hook_resolve(gt_hook *h, const void *caller);
 
-static inline void *gt_hook_real(gt_hook *h)
+/* The real function a wrapper calls for a call from `caller` (its return
+ * address). Driver functions are libcuda.so.1's. A runtime function is the
+ * first definition after the shim in the global scope, as the loader would
+ * have bound the call without the shim; when the global scope has none
+ * (the runtime was loaded by a library opened with RTLD_LOCAL, as Python
+ * extensions are), the one the caller's own library sees. */
+static inline void *gt_hook_real(gt_hook *h, const void *caller)
 {
     void *p = atomic_load_explicit(&h->real, memory_order_acquire);
-    if (__builtin_expect((uintptr_t)p > (uintptr_t)GT_HOOK_MISSING, 1)) return p;
-    return gt_hook_resolve(h);
+    if (__builtin_expect((uintptr_t)p > (uintptr_t)GT_HOOK_PER_CALLER, 1)) return p;
+    return gt_hook_resolve(h, caller);
 }
+
+/* The real function for every caller alike; NULL when there is none or it
+ * depends on the caller (dlsym and cuGetProcAddress compare with it). */
+void *gt_hook_global(gt_hook *h);
 
 static inline unsigned gt_hook_mode(const gt_hook *h)
 {

@@ -31,7 +31,7 @@ static gt_hook *identify(const char *base, void *fn, cuuint64_t flags, int *cach
     int want_per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
     *cacheable = n > 0;
     for (size_t i = 0; i < n; i++) {
-        if (v[i]->lib != GT_LIB_DRIVER || gt_hook_real(v[i]) != fn) continue;
+        if (v[i]->lib != GT_LIB_DRIVER || gt_hook_global(v[i]) != fn) continue;
         if (match) {
             *cacheable = 0;
             if (gt_hook_is_per_thread(match) == want_per_thread) continue;

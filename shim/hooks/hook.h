@@ -68,7 +68,8 @@
 /* `real_`: the real function, typed as the wrapper. */
 #define GT_ENTER_ANY(sym, notfound)                                                                \
     gt_note_cuda_call();                                                                           \
-    __typeof__(&sym) real_ = (__typeof__(&sym))gt_hook_real(&gt_hook_##sym);                       \
+    __typeof__(&sym) real_ =                                                                       \
+        (__typeof__(&sym))gt_hook_real(&gt_hook_##sym, __builtin_return_address(0));               \
     if (GT_UNLIKELY(!real_)) return (notfound)
 
 #define GT_DRIVER_ENTER(sym, args)                                                                 \

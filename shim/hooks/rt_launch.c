@@ -65,8 +65,8 @@ GT_EXPORT void CUDARTAPI __cudaRegisterFunction(void **handle, const char *host_
                                                 int thread_limit, uint3 *tid, uint3 *bid,
                                                 dim3 *block, dim3 *grid, int *warp_size)
 {
-    __typeof__(&__cudaRegisterFunction) real_ =
-        (__typeof__(&__cudaRegisterFunction))gt_hook_real(&GT_HOOK(__cudaRegisterFunction));
+    __typeof__(&__cudaRegisterFunction) real_ = (__typeof__(&__cudaRegisterFunction))gt_hook_real(
+        &GT_HOOK(__cudaRegisterFunction), __builtin_return_address(0));
     if (!real_) return;
     real_(handle, host_fun, device_fun, device_name, thread_limit, tid, bid, block, grid,
           warp_size);

@@ -7,6 +7,7 @@ check_report.py --lib LIB CASE [options] -- program [args...]
 
 Cases:
   match      the report has exactly the manifest's launches (per kernel),
+             (with --api LIST: and these api names)
              copies (direction, host memory, async: calls and bytes) and
              memsets; its explicit synchronize calls; no error, nothing
              dropped; GPU totals equal the configured durations within 1%
@@ -253,6 +254,9 @@ def case_match(c, args, directory, extra_env=None, categories=None, timed_subset
     pid, manifest = next(iter(manifests.items()))
     report = read_json(os.path.join(directory, f"r.{pid}.json"))
     check_report(c, report, manifest, categories, args.timing_off, timed_subset)
+    names = {r["name"] for r in report["api"]}
+    for api in (args.api.split(",") if args.api else []):
+        c.expect(api in names, f"no {api} in the api table {sorted(names)}")
     return report
 
 
@@ -336,6 +340,7 @@ def main():
                                          "same", "static"])
     parser.add_argument("--timing-off", action="store_true")
     parser.add_argument("--categories")
+    parser.add_argument("--api", help="comma list of api names the report must have")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     args.command = args.command[1:] if args.command[:1] == ["--"] else args.command
