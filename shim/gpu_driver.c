@@ -12,9 +12,13 @@ gt_gpu_driver gt_gpu_drv;
 _Atomic int gt_gpu_drv_state;
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
-/* Set once on the drain thread: it is the shim's own, so its capture mode
- * stays relaxed. */
+/* The drain thread is the shim's own: its capture mode stays relaxed once
+ * set, and the context it made current stays so (only the shim's code
+ * runs there), checked again after any retirement, which may free a
+ * handle for reuse. */
 static __thread int drain_relaxed __attribute__((tls_model("initial-exec")));
+static __thread CUcontext drain_ctx __attribute__((tls_model("initial-exec")));
+static __thread uint64_t drain_ctx_retired __attribute__((tls_model("initial-exec")));
 
 struct entry {
     const char *names[2]; /* the newest export first */
@@ -78,6 +82,9 @@ int gt_gpu_scope_enter(gt_gpu_scope *s, CUcontext ctx)
     const gt_gpu_driver *d = &gt_gpu_drv;
     s->pushed = 0;
     s->relaxed = 0;
+    uint64_t retired = atomic_load_explicit(&gt_gpu_count.retired, memory_order_relaxed);
+    if (on_drain_thread() && drain_relaxed && drain_ctx == ctx && drain_ctx_retired == retired)
+        return 1;
     CUcontext cur = NULL;
     if (d->ctx_get_current(&cur) != CUDA_SUCCESS) return 0;
     if (cur != ctx) {
@@ -88,13 +95,15 @@ int gt_gpu_scope_enter(gt_gpu_scope *s, CUcontext ctx)
             s->pushed = 1;
         }
     }
-    if (!d->exchange_capture_mode) return 1;
     if (on_drain_thread()) {
+        drain_ctx = ctx;
+        drain_ctx_retired = retired;
         if (!drain_relaxed) {
             CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-            drain_relaxed = d->exchange_capture_mode(&mode) == CUDA_SUCCESS;
+            drain_relaxed =
+                !d->exchange_capture_mode || d->exchange_capture_mode(&mode) == CUDA_SUCCESS;
         }
-    } else {
+    } else if (d->exchange_capture_mode) {
         s->mode = CU_STREAM_CAPTURE_MODE_RELAXED;
         s->relaxed = d->exchange_capture_mode(&s->mode) == CUDA_SUCCESS;
     }

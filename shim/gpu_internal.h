@@ -156,7 +156,8 @@ struct gt_gpu_pool {
      * host times are written and read under the pool lock. */
     gt_gpu_epoch epochs[GT_GPU_EPOCHS];
     gt_gpu_pair *free_pairs; /* pool lock */
-    gt_gpu_pair *pairs;      /* every pair with events; pool lock */
+    uint32_t n_free;
+    gt_gpu_pair *pairs; /* every pair with events; pool lock */
     uint32_t n_pairs;
     struct gt_gpu_pool *next; /* registry; map lock */
 };
@@ -172,11 +173,22 @@ struct gt_gpu_pool *gt_gpu_pool_get(CUcontext ctx, uint32_t *gen);
 uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list, uint32_t max,
                           int *capped);
 
-/* Gives back a list of pairs (of one pool) no longer in use. */
+/* Gives back a list of pairs (of one pool) no longer in use; the same
+ * for one pair with the pool lock held. */
 void gt_gpu_pool_put(struct gt_gpu_pool *pool, gt_gpu_pair *list);
+void gt_gpu_pool_put_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p);
+
+/* After a failed record: if the pool's context was destroyed without the
+ * shim seeing it and its handle now names another context, the pool is
+ * forgotten (its events died with their context). */
+void gt_gpu_pool_verify(struct gt_gpu_pool *pool, CUcontext ctx);
 
 /* Retires the pool of ctx, if any (gt_gpu_retire_context's work). */
 void gt_gpu_pool_retire(CUcontext ctx);
+
+/* Pairs with events not in their pool's free list: in threads' caches,
+ * around work, or waiting to be resolved. */
+uint64_t gt_gpu_pool_outstanding(void);
 
 /* Forgets every pool and pair without calling the driver (forked child). */
 void gt_gpu_pool_reset_after_fork(void);

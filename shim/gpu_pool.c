@@ -17,7 +17,7 @@
 
 #define SLAB_BLOCK 256 /* pairs allocated at once */
 #define CREATE_BATCH 8 /* pairs created at once when a pool has none free */
-#define PAIR_CAP_DEFAULT 16384u
+#define PAIR_CAP_DEFAULT 65536u
 
 gt_gpu_counters gt_gpu_count;
 
@@ -137,6 +137,7 @@ uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **
         while (n < max && pool->free_pairs) {
             gt_gpu_pair *p = pool->free_pairs;
             pool->free_pairs = p->next;
+            pool->n_free--;
             p->next = *list;
             *list = p;
             n++;
@@ -180,26 +181,28 @@ uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **
     return made;
 }
 
+void gt_gpu_pool_put_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p)
+{
+    atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
+    if (p->start) { /* events alive: this generation's (or retirement reclaims it) */
+        p->next = pool->free_pairs;
+        pool->free_pairs = p;
+        pool->n_free++;
+    } else { /* stripped by retirement, already off the live count */
+        p->next = NULL;
+        slab_put(p, 0);
+    }
+}
+
 void gt_gpu_pool_put(struct gt_gpu_pool *pool, gt_gpu_pair *list)
 {
-    gt_gpu_pair *dead = NULL;
     pthread_mutex_lock(&pool->lock);
     while (list) {
         gt_gpu_pair *p = list;
         list = p->next;
-        atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
-        if (p->start) { /* events alive: this generation's (or retirement reclaims it) */
-            p->next = pool->free_pairs;
-            pool->free_pairs = p;
-        } else {
-            p->next = dead;
-            dead = p;
-        }
+        gt_gpu_pool_put_locked(pool, p);
     }
     pthread_mutex_unlock(&pool->lock);
-    /* Their events were destroyed by retirement, which already took them
-     * off the live count. */
-    slab_put(dead, 0);
 }
 
 /* ------------------------------------------------------------ the registry */
@@ -269,25 +272,40 @@ static void abandon(struct gt_gpu_pool *pool);
 
 struct gt_gpu_pool *gt_gpu_pool_get(CUcontext ctx, uint32_t *gen)
 {
-    for (int attempt = 0; attempt < 2; attempt++) {
+    int abandoned = 0;
+    for (;;) {
         pthread_mutex_lock(&map_lock);
         struct gt_gpu_pool *pool = find_locked(ctx);
         int state = pool ? pool->state : GT_POOL_FREE;
         if (!pool) pool = claim_locked(ctx);
         pthread_mutex_unlock(&map_lock);
         if (!pool) return NULL;
+        if (state == GT_POOL_INIT) {
+            /* Another thread sets it up: a few driver calls that never wait
+             * for the GPU. */
+            sched_yield();
+            continue;
+        }
         if (state == GT_POOL_FREE) {
             state = pool_init(pool, ctx);
-        } else if (state == GT_POOL_LIVE && !same_context(pool, ctx)) {
+        } else if (state == GT_POOL_LIVE && !abandoned && !same_context(pool, ctx)) {
             /* The handle now names another context: the old one was
              * destroyed without the shim seeing it, its events with it. */
             abandon(pool);
+            abandoned = 1;
             continue;
         }
         *gen = atomic_load_explicit(&pool->gen, memory_order_acquire);
         return state == GT_POOL_LIVE && (*gen & 1) ? pool : NULL;
     }
-    return NULL;
+}
+
+void gt_gpu_pool_verify(struct gt_gpu_pool *pool, CUcontext ctx)
+{
+    pthread_mutex_lock(&map_lock);
+    int live = pool->state == GT_POOL_LIVE && pool->ctx == ctx;
+    pthread_mutex_unlock(&map_lock);
+    if (live && !same_context(pool, ctx)) abandon(pool);
 }
 
 /* ------------------------------------------------------------ retirement */
@@ -355,6 +373,7 @@ static void strip_locked(struct gt_gpu_pool *pool, int with_driver)
     gt_gpu_pair *free_pairs = pool->free_pairs;
     uint32_t n = pool->n_pairs;
     pool->free_pairs = NULL;
+    pool->n_free = 0;
     pool->pairs = NULL;
     pool->n_pairs = 0;
     /* Pairs in thread caches and in records reach the slab when their
@@ -408,6 +427,19 @@ void gt_gpu_pool_retire(CUcontext ctx)
         if (entered) gt_gpu_scope_leave(&scope);
     }
     end_retire(pool);
+}
+
+uint64_t gt_gpu_pool_outstanding(void)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&map_lock);
+    for (struct gt_gpu_pool *pool = pools; pool; pool = pool->next) {
+        pthread_mutex_lock(&pool->lock);
+        n += pool->n_pairs - pool->n_free;
+        pthread_mutex_unlock(&pool->lock);
+    }
+    pthread_mutex_unlock(&map_lock);
+    return n;
 }
 
 void gt_gpu_pool_reset_after_fork(void)

@@ -4,54 +4,75 @@
  * Runs on the drain thread for every record flagged GT_EVF_GPU_PENDING,
  * in each thread's order. It never waits for the GPU: an incomplete pair
  * answers "not yet" (cuEventQuery) and its record is retried on a later
- * pass. Driver calls are made with the pair's context current (the drain
- * keeps the last one current; a program thread finishing the pipeline at
- * exit gets its own back). */
+ * pass. The common case takes the pool lock once and makes three driver
+ * calls (cuEventQuery, two cuEventElapsedTime); the pair's context is
+ * current for them (the drain keeps the last one current; a program
+ * thread finishing the pipeline at exit gets its own back). */
 #include "gpu_internal.h"
 
-enum { NOT_READY = -1, NO_TIME = 0, TIMED = 1 };
+enum {
+    NOT_READY = -1,
+    NO_TIME, /* the work or the driver failed */
+    TIMED,
+    FAR,     /* timed, but from a far epoch: a new one would do better */
+    NO_EPOCH /* complete, but the pool has no epoch yet */
+};
 
-/* Pool lock held: the stored result of a pair its context's retirement
- * read, or its state now. */
-static int read_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, uint64_t *start, uint64_t *end,
-                       int *near)
+/* Pool lock held, context current. */
+static int read_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, uint64_t *start, uint64_t *end)
 {
-    if (atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_STORED) {
-        *start = p->gpu_start;
-        *end = p->gpu_end;
-        *near = 1;
-        return p->timed ? TIMED : NO_TIME;
-    }
     CUresult r = gt_gpu_drv.event_query(p->stop);
     if (r == CUDA_ERROR_NOT_READY) return NOT_READY;
     if (r != CUDA_SUCCESS) return NO_TIME;
-    return gt_gpu_pair_times(pool, p, start, end, near) ? TIMED : NO_TIME;
+    int near = 0;
+    if (!gt_gpu_pair_times(pool, p, start, end, &near)) return NO_EPOCH;
+    return near ? TIMED : FAR;
 }
 
+/* Pool lock held: the result its context's retirement stored, if any. */
+static int stored_locked(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
+{
+    if (atomic_load_explicit(&p->state, memory_order_acquire) != GT_PAIR_STORED) return NOT_READY;
+    *start = p->gpu_start;
+    *end = p->gpu_end;
+    return p->timed ? TIMED : NO_TIME;
+}
+
+/* Pool lock held, context current (entered): the pair's result, the pair
+ * given back unless it is still to be retried. `last`: take a far epoch's
+ * time, the best to be had. */
+static int settle_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, int entered, int last,
+                         uint64_t *start, uint64_t *end)
+{
+    int res = stored_locked(p, start, end);
+    if (res == NOT_READY) res = entered ? read_locked(pool, p, start, end) : NO_TIME;
+    if (res == FAR && last) res = TIMED;
+    if (res == TIMED || res == NO_TIME) gt_gpu_pool_put_locked(pool, p);
+    return res;
+}
+
+/* NOT_READY, NO_TIME or TIMED; the pair is given back unless NOT_READY. */
 static int resolve_pair(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
 {
     struct gt_gpu_pool *pool = p->pool;
-    int near = 1;
-    pthread_mutex_lock(&pool->lock);
-    int stored = atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_STORED;
-    CUcontext ctx = pool->ctx; /* stays while a pair of it is pending */
-    int res = stored ? read_locked(pool, p, start, end, &near) : NO_TIME;
-    pthread_mutex_unlock(&pool->lock);
-    if (stored) return res;
-
     gt_gpu_scope scope;
-    if (!gt_gpu_scope_enter(&scope, ctx)) return NO_TIME;
-    gt_gpu_epoch_refresh(pool, 0);
     pthread_mutex_lock(&pool->lock);
-    res = read_locked(pool, p, start, end, &near);
+    /* A pending pair keeps its pool serving this context. */
+    int entered = atomic_load_explicit(&p->state, memory_order_acquire) != GT_PAIR_STORED &&
+                  gt_gpu_scope_enter(&scope, pool->ctx);
+    int res = settle_locked(pool, p, entered, 0, start, end);
     pthread_mutex_unlock(&pool->lock);
-    if (res == TIMED && !near) {
-        /* Far from every epoch (the first work after an idle stretch): an
-         * epoch recorded now, after the pair completed, places it exactly. */
+    if (!entered) return res;
+    if (res == FAR || res == NO_EPOCH) {
+        /* The first work after an idle stretch, or the pool's first: an
+         * epoch recorded now, after the pair completed, places it. */
         gt_gpu_epoch_refresh(pool, 1);
         pthread_mutex_lock(&pool->lock);
-        res = read_locked(pool, p, start, end, &near);
+        res = settle_locked(pool, p, 1, 1, start, end);
         pthread_mutex_unlock(&pool->lock);
+        if (res == NO_EPOCH) res = NOT_READY; /* tried again on a later pass */
+    } else {
+        gt_gpu_epoch_refresh(pool, 0); /* periodic, for the pairs to come */
     }
     gt_gpu_scope_leave(&scope);
     return res;
@@ -61,8 +82,14 @@ int gt_gpu_resolve(gt_event *ev, int give_up)
 {
     gt_gpu_pair *p = (gt_gpu_pair *)(uintptr_t)ev->gpu_start;
     uint64_t start = 0, end = 0;
-    int res = give_up ? NO_TIME : resolve_pair(p, &start, &end);
-    if (res == NOT_READY) return 0;
+    int res = NO_TIME;
+    if (give_up) {
+        p->next = NULL;
+        gt_gpu_pool_put(p->pool, p);
+    } else {
+        res = resolve_pair(p, &start, &end);
+        if (res == NOT_READY) return 0;
+    }
     ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
     if (res == TIMED) {
         ev->flags |= GT_EVF_GPU_TIMED;
@@ -73,7 +100,5 @@ int gt_gpu_resolve(gt_event *ev, int give_up)
     }
     gt_gpu_count_add(res == TIMED ? &gt_gpu_count.resolved_timed : &gt_gpu_count.resolved_untimed,
                      1);
-    p->next = NULL;
-    gt_gpu_pool_put(p->pool, p);
     return 1;
 }

@@ -182,7 +182,9 @@ static gt_gpu_pair *begin_timed(CUstream stream, int per_thread)
     if (!p) return NULL;
     r = start_pair(p, stream, per_thread);
     if (GT_LIKELY(r == CUDA_SUCCESS)) return p;
+    struct gt_gpu_pool *pool = p->pool;
     release_pair(p);
+    gt_gpu_pool_verify(pool, ctx);
     /* cuEventRecord: event and stream of different contexts. */
     if (r == CUDA_ERROR_INVALID_HANDLE && explicit_stream(stream)) {
         p = begin_in_stream_context(stream, per_thread, ctx);
@@ -298,6 +300,7 @@ void gt_gpu_stats_get(gt_gpu_stats *s)
         .pools_created = GET(pools_created),
         .contexts_retired = GET(retired),
         .live_pairs = GET(live_pairs),
+        .outstanding_pairs = gt_gpu_pool_outstanding(),
         .peak_live_pairs = GET(peak_live_pairs),
         .max_epoch_offset_ns = GET(max_epoch_offset_ns),
         .max_epoch_window_ns = GET(max_epoch_window_ns),

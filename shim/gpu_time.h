@@ -67,7 +67,8 @@ typedef struct gt_gpu_stats {
     uint64_t epoch_records;    /* epoch events recorded (besides two per timed operation) */
     uint64_t pools_created;    /* contexts that got events */
     uint64_t contexts_retired;
-    uint64_t live_pairs; /* pairs with events now */
+    uint64_t live_pairs;        /* pairs with events now */
+    uint64_t outstanding_pairs; /* of those, not free in their pool (cached, in use, pending) */
     uint64_t peak_live_pairs;
     uint64_t max_epoch_offset_ns; /* farthest a resolved pair was from the epoch placing it */
     uint64_t max_epoch_window_ns; /* largest uncertainty of an epoch's host time */
@@ -75,7 +76,7 @@ typedef struct gt_gpu_stats {
 
 void gt_gpu_stats_get(gt_gpu_stats *s);
 
-/* The most pairs with events at once (default 16384, also for 0): beyond
+/* The most pairs with events at once (default 65536, also for 0): beyond
  * it GPU work gets no GPU time until pairs resolve. */
 void gt_gpu_set_pair_cap(uint32_t cap);
 

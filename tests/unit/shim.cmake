@@ -12,6 +12,10 @@ gt_unit_test(shim_collect SOURCES test_shim_collect.c LIBS gt_shim_core LABELS s
 # gtemu_cuda, so these run wherever the unit tests run.
 gt_unit_test(shim_gpu_time SOURCES test_shim_gpu_time.c gpu_test.c
              LIBS gt_shim_gpu gtemu_cuda LABELS shim gpu TIMEOUT 120)
+gt_unit_test(shim_gpu_retire SOURCES test_shim_gpu_retire.c gpu_test.c
+             LIBS gt_shim_gpu gtemu_cuda LABELS shim gpu TIMEOUT 120)
+gt_unit_test(shim_gpu_threads SOURCES test_shim_gpu_threads.c gpu_test.c
+             LIBS gt_shim_gpu gtemu_cuda LABELS shim gpu pipeline TIMEOUT 300)
 # Interception (label intercept): the caches' lock-free map, and how a
 # program is handed the wrappers, with libgputrace.so preloaded on the
 # emulated driver (not under sanitizers: their runtime must come first).
