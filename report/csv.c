@@ -2,8 +2,8 @@
  * every enabled category, in report order. RFC 4180: records end with
  * CRLF, the name is always quoted (quotes doubled), ill-formed UTF-8 is
  * replaced by U+FFFD. A field that does not apply to a row is empty:
- * time fields of a row with no measured time, bytes outside transfers,
- * compile and module rows, gbps outside transfers. The memory category
+ * time fields and gbps of a row with no measured time, bytes outside
+ * transfers, compile and module rows, gbps outside transfers. The memory category
  * has two records per device: "GPU N" (calls = allocations, bytes =
  * peak) and "GPU N leaked" (calls and bytes still allocated at exit);
  * pinned host memory is "host pinned". */
@@ -59,7 +59,7 @@ static void write_row(FILE *out, enum gt_category c, const gt_row *row, const ch
         fprintf(out, ",%" PRIu64, row->bytes);
     else
         fputc(',', out);
-    if (c == GT_CAT_MEMCPY || c == GT_CAT_MEMSET)
+    if ((c == GT_CAT_MEMCPY || c == GT_CAT_MEMSET) && st.count)
         fprintf(out, ",%.3f\r\n", gt_row_gbps(row));
     else
         fputs(",\r\n", out);

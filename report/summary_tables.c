@@ -133,7 +133,10 @@ static void fill_row(row_cells *rc, enum gt_category c, bool verbose, const gt_r
         n++;
     }
     if (kinds[c].transfer) {
-        snprintf(rc->num[n], GT_FORMAT_CAP, "%.2f", gt_row_gbps(row));
+        if (st.count)
+            snprintf(rc->num[n], GT_FORMAT_CAP, "%.2f", gt_row_gbps(row));
+        else
+            snprintf(rc->num[n], GT_FORMAT_CAP, "-");
         rc->cell[n] = rc->num[n];
         n++;
     } else if (c == GT_CAT_NVTX) {

@@ -76,17 +76,24 @@ static void test_quoting_and_empty_fields(void **unused)
 {
     (void)unused;
     gt_strtab *names = gt_strtab_create();
-    gt_report_options opt = {.categories = GT_CAT_BIT(GT_CAT_KERNEL)};
+    gt_report_options opt = {.categories = GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMCPY)};
     gt_report *r = gt_report_create(&opt, names);
     gt_event ev = kernel_event(intern(names, "f<\"a\", b>\r\nx\xff"), 1, 0, 0, 1500);
     gt_report_add(r, &ev);
     ev = kernel_event(intern(names, "untimed"), 1, 0, 0, 0);
     ev.flags = GT_EVF_CAPTURED; /* no GPU time: the time fields are empty */
     gt_report_add(r, &ev);
+    ev = host_event(GT_EV_MEMCPY, 1, 0, 10);
+    ev.u.copy.dir = GT_DIR_HTOD;
+    ev.u.copy.host_mem = GT_HOST_PINNED;
+    ev.flags = GT_EVF_ASYNC | GT_EVF_CAPTURED; /* no time: no bandwidth either */
+    ev.bytes = 1024;
+    gt_report_add(r, &ev);
     char *csv = csv_of(r);
     const char *want = HEADER "kernel,\"f<\"\"a\"\", b>\r\nx\xEF\xBF\xBD\",1,1500,1500,1500,1500,"
                               "1500,0,1500,0,,\r\n"
-                              "kernel,\"untimed\",1,,,,,,,,,,\r\n";
+                              "kernel,\"untimed\",1,,,,,,,,,,\r\n"
+                              "memcpy,\"HtoD pinned async\",1,,,,,,,,,1024,\r\n";
     assert_string_equal(csv, want);
     free(csv);
     gt_report_destroy(r);
