@@ -84,6 +84,8 @@ struct gt_anchor {
     struct gt_event *event;
     uint64_t gen;
     bool closes; /* recorded right after work: kept if another record follows */
+    uint64_t submitted;      /* when the record was submitted */
+    uint64_t work_submitted; /* when the work it may close was submitted */
 };
 
 struct gt_stream {
@@ -115,6 +117,7 @@ struct gt_stream {
     uint64_t submit_now;           /* the submit time gt_stream_begin used */
     uint64_t submit_after;         /* clock and dependencies gt_stream_begin found */
     bool last_was_record;          /* nothing but event records since the last work */
+    uint64_t last_work_submit;     /* when the last work was submitted */
     uint64_t legacy_waited;        /* legacy stream seq already waited for (order_lock) */
     uint64_t waited_by_legacy;     /* our seq the legacy stream already waits for (order_lock) */
 

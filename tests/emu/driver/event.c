@@ -11,8 +11,12 @@
  *    any other record takes max(submit time, stream clock);
  *  - when another record follows, records that closed work keep their
  *    time (a stop, then the next start: the pair around each kernel);
- *  - when work follows, every provisional record is re-timed to the start
- *    of that work: it opened the work (a "start" event). */
+ *  - when work follows, a record that closed work belongs to whichever of
+ *    the two was submitted nearer to it in host time: nearer the work
+ *    before, it keeps that work's end (a profiler's stop event followed by
+ *    work it did not time); nearer the work after, it is re-timed to that
+ *    work's start. Any other provisional record is re-timed to the start
+ *    of the work that follows: it opened that work (a "start" event). */
 #include "emu_stream.h"
 
 #include <stdlib.h>
@@ -28,13 +32,21 @@ CUresult gt_event_check(CUevent h, struct gt_event **out)
     return CUDA_SUCCESS;
 }
 
+/* Work submitted at next_submit follows the record: does the record stay
+ * with the work before it? */
+static bool closes_previous(const struct gt_anchor *a, uint64_t next_submit)
+{
+    if (!a->closes) return false;
+    return a->submitted - a->work_submitted < next_submit - a->submitted;
+}
+
 void gt_anchor_resolve(struct gt_stream *s, uint64_t start)
 {
     for (int i = 0; i < s->n_anchors; i++) {
         struct gt_event *ev = s->anchors[i].event;
         pthread_mutex_lock(&ev->lock);
         if (ev->gen == s->anchors[i].gen && !ev->sealed) {
-            ev->ts = start;
+            if (!closes_previous(&s->anchors[i], s->submit_now)) ev->ts = start;
             ev->sealed = true;
         }
         pthread_mutex_unlock(&ev->lock);
@@ -71,6 +83,8 @@ static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen, b
     s->anchors[s->n_anchors].event = ev;
     s->anchors[s->n_anchors].gen = gen;
     s->anchors[s->n_anchors].closes = closes;
+    s->anchors[s->n_anchors].submitted = s->submit_now;
+    s->anchors[s->n_anchors].work_submitted = s->last_work_submit;
     s->n_anchors++;
 }
 

@@ -217,6 +217,7 @@ void gt_stream_advance(struct gt_stream *s, uint64_t start, uint64_t end)
     s->ends[s->ops % GT_QUEUE_DEPTH] = end;
     s->ops++;
     s->last_was_record = false;
+    s->last_work_submit = s->submit_now;
     note_clock(s, end);
 }
 

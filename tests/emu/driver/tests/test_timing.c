@@ -88,10 +88,10 @@ static void test_elapsed_ignores_host_delays(void **state)
     CUdeviceptr d;
     ok_cu(cuMemAlloc(&d, 64));
     for (int i = 0; i < 3; i++) {
-        ok_cu(cuMemsetD8(d, 0, 64)); /* work just before the start event */
-        usleep(2000);
-        ok_cu(cuEventRecord(start, NULL));
+        ok_cu(cuMemsetD8(d, 0, 64)); /* work before the start event */
         usleep(3000);
+        ok_cu(cuEventRecord(start, NULL)); /* nearer the kernel: its start */
+        usleep(2000);
         launch1(busy, NULL);
         usleep(5000); /* the kernel is over before the stop is recorded */
         ok_cu(cuEventRecord(stop, NULL));
@@ -118,6 +118,28 @@ static void test_elapsed_ignores_host_delays(void **state)
     assert_true(elapsed_ns(stop, start2) >= 4000000.0); /* the host's 7 ms minus the kernel */
     ok_cu(cuEventDestroy(start2));
     ok_cu(cuEventDestroy(stop2));
+    ok_cu(cuMemFree(d));
+}
+
+/* A profiler's stop event, recorded right after the work it times, keeps
+ * that work's end when untimed work follows later (a stream-ordered free,
+ * a launch the profiler did not time): the host's pause before that work
+ * is not part of the measured one. */
+static void test_stop_kept_when_work_follows(void **state)
+{
+    (void)state;
+    CUdeviceptr d;
+    ok_cu(cuMemAlloc(&d, BYTES));
+    for (int i = 0; i < 3; i++) {
+        ok_cu(cuEventRecord(start, NULL));
+        ok_cu(cuMemsetD8Async(d, 1, BYTES, NULL));
+        ok_cu(cuEventRecord(stop, NULL));
+        usleep(2000);
+        ok_cu(cuMemsetD8Async(d, 2, BYTES, NULL));
+        launch1(quick, NULL);
+        ok_cu(cuStreamSynchronize(NULL));
+        assert_elapsed(start, stop, MEMSET_NS);
+    }
     ok_cu(cuMemFree(d));
 }
 
@@ -405,6 +427,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernel_elapsed),
         cmocka_unit_test(test_elapsed_ignores_host_delays),
+        cmocka_unit_test(test_stop_kept_when_work_follows),
         cmocka_unit_test(test_copy_elapsed),
         cmocka_unit_test(test_host_waits_for_simulated_time),
         cmocka_unit_test(test_legacy_stream_ordering),
