@@ -10,8 +10,8 @@
  *   ],"displayTimeUnit":"ns"}
  *
  * Events (Trace Event Format; ts and dur in microseconds with three
- * decimals, so nanoseconds are exact; ts counts from the origin given at
- * creation, CLOCK_MONOTONIC's zero in the shim):
+ * decimals at most, so nanoseconds are exact; ts counts from the origin
+ * given at creation, the process start in the shim):
  *   X  host API calls on their thread (pid = the process, tid = the
  *      thread), with args: kernel name, bytes, program, error;
  *   X  GPU work at its GPU times on one track per (device, stream): a
