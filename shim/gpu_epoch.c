@@ -81,6 +81,11 @@ uint32_t gt_gpu_epoch_record(struct gt_gpu_pool *pool, int wait)
     return seq;
 }
 
+int gt_gpu_epoch_due(const struct gt_gpu_pool *pool)
+{
+    return gt_gpu_coarse_ns() >= pool->epoch_due_ns;
+}
+
 void gt_gpu_epoch_refresh(struct gt_gpu_pool *pool, int force)
 {
     uint64_t now = gt_gpu_coarse_ns();
@@ -128,12 +133,18 @@ static int usable(const struct gt_gpu_pool *pool, uint32_t seq)
     return seq >= 1 && seq <= newest && newest - seq <= GT_GPU_EPOCHS - 2;
 }
 
-int gt_gpu_pair_times(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t *start,
-                      uint64_t *end, int *near)
+CUresult gt_gpu_pair_duration(const gt_gpu_pair *p, uint64_t *ns)
 {
-    float dur_ms = 0;
-    if (gt_gpu_drv.event_elapsed(&dur_ms, p->start, p->stop) != CUDA_SUCCESS) return 0;
-    int64_t dur = ms_to_ns(dur_ms);
+    float ms = 0;
+    CUresult r = gt_gpu_drv.event_elapsed(&ms, p->start, p->stop);
+    int64_t v = ms_to_ns(ms);
+    *ns = v > 0 ? (uint64_t)v : 0;
+    return r;
+}
+
+int gt_gpu_pair_place(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t duration,
+                      uint64_t *start, uint64_t *end, uint64_t *offset)
+{
     uint32_t candidates[2] = {p->epoch,
                               atomic_load_explicit(&pool->epoch_seq, memory_order_relaxed)};
     uint64_t best_err = UINT64_MAX, best_mag = 0;
@@ -156,8 +167,8 @@ int gt_gpu_pair_times(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t *
         if (mag <= GT_GPU_EPOCH_SPAN_NS && 2 * e->window_ns <= EPOCH_MAX_WINDOW_NS) break;
     }
     if (best_err == UINT64_MAX) return 0;
-    *end = *start + (uint64_t)(dur > 0 ? dur : 0);
-    *near = best_mag <= GT_GPU_EPOCH_SPAN_NS;
+    *end = *start + duration;
+    *offset = best_mag;
     gt_gpu_count_max(&gt_gpu_count.max_epoch_offset_ns, best_mag);
     return 1;
 }

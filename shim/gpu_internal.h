@@ -87,28 +87,36 @@ enum gt_gpu_pair_state {
     GT_PAIR_ACTIVE,  /* start recorded; owned by the hook's thread */
     GT_PAIR_ENDED,   /* stop recorded too */
     GT_PAIR_FAILED,  /* no time to be had (the work or the stop record failed) */
-    GT_PAIR_PENDING, /* in a record; owned by the drain */
-    GT_PAIR_STORED   /* its context was retired: the result is in the pair */
+    GT_PAIR_PENDING, /* in a record, not yet read */
+    GT_PAIR_STORED,  /* read early (retirement, its thread): the result is in the pair */
+    GT_PAIR_READ     /* the drain has read it; its thread takes it back */
 };
 
 struct gt_gpu_pool;
 
 struct gt_gpu_pair {
-    /* NULL once the pool's retirement destroyed them (under the pool lock):
-     * a pair with events belongs to its pool's current generation. */
+    /* NULL once the events moved to another pair (an early resolution) or
+     * retirement destroyed them (under the pool lock): a pair with events
+     * belongs to its pool's current generation. */
     CUevent start, stop;
     struct gt_gpu_pool *pool;
     uint32_t gen; /* the pool generation its events belong to */
     CUstream stream;
-    /* PENDING -> STORED under the pool lock (retire); the hook thread's
-     * store of PENDING is a release, read with acquire by retire. */
+    /* PENDING -> STORED under the pool lock (early resolution,
+     * retirement); the hook thread's store of PENDING is a release, read
+     * with acquire. */
     _Atomic uint32_t state;
+    /* While the pair is in a record: one hold for the record (let go by
+     * the drain once it read the pair) and one for its thread's in-flight
+     * list. Whoever lets go last disposes of the pair. acq_rel. */
+    _Atomic uint32_t holds;
     uint32_t epoch; /* the pool's epoch when the start was recorded */
     uint8_t per_thread;
     uint8_t timed; /* STORED: whether gpu_start/gpu_end hold a time */
     uint64_t gpu_start, gpu_end;
-    gt_gpu_pair *next;     /* free list, thread cache, slab */
-    gt_gpu_pair *all_next; /* the pool's list of pairs with events (pool lock) */
+    gt_gpu_pair *next;                /* free list, thread cache, slab */
+    gt_gpu_pair *flight_next;         /* its thread's in-flight list */
+    gt_gpu_pair *all_prev, *all_next; /* the pool's pairs with events (pool lock) */
 };
 
 /* ------------------------------------------------------------ gpu_pool.c */
@@ -156,8 +164,7 @@ struct gt_gpu_pool {
      * host times are written and read under the pool lock. */
     gt_gpu_epoch epochs[GT_GPU_EPOCHS];
     gt_gpu_pair *free_pairs; /* pool lock */
-    uint32_t n_free;
-    gt_gpu_pair *pairs; /* every pair with events; pool lock */
+    gt_gpu_pair *pairs;      /* every pair with events; pool lock */
     uint32_t n_pairs;
     struct gt_gpu_pool *next; /* registry; map lock */
 };
@@ -167,11 +174,29 @@ struct gt_gpu_pool {
  * the context is being retired). *gen gets the generation served. */
 struct gt_gpu_pool *gt_gpu_pool_get(CUcontext ctx, uint32_t *gen);
 
-/* Moves up to `max` free pairs of pool generation `gen` onto *list,
- * creating pairs when none are free (ctx current). Returns how many; when
- * none, *capped tells whether the live-pair cap was the reason. */
-uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list, uint32_t max,
-                          int *capped);
+/* Moves up to `max` free pairs of pool generation `gen` from the pool's
+ * free list onto *list. Returns how many. */
+uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list, uint32_t max);
+
+/* Creates up to `max` pairs of generation `gen` onto *list (ctx current).
+ * Returns how many; when none, *capped tells whether the live-pair cap was
+ * the reason. */
+uint32_t gt_gpu_pool_create(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list,
+                            uint32_t max, int *capped);
+
+/* Early resolution, for a thread whose pool has no free pair (the drain is
+ * behind): walks up to a few dozen of the thread's in-flight pairs
+ * (*flight, linked through flight_next, oldest first) and resolves those
+ * of `pool` whose work completed, storing their times in them (STORED, as
+ * retirement does) and moving their events to fresh pairs, which go onto
+ * *list; resolved pairs leave *flight. Returns how many went onto *list.
+ * A pair that needs an epoch the pool has not got is left to the drain. */
+uint32_t gt_gpu_pool_harvest(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **flight,
+                             gt_gpu_pair **list, uint32_t max);
+
+/* Lets go of one hold on an attached pair; the last one disposes of it:
+ * to its pool's free list when it still has events, else to the slab. */
+void gt_gpu_pair_let_go(gt_gpu_pair *p);
 
 /* Gives back a list of pairs (of one pool) no longer in use; the same
  * for one pair with the pool lock held. */
@@ -185,10 +210,6 @@ void gt_gpu_pool_verify(struct gt_gpu_pool *pool, CUcontext ctx);
 
 /* Retires the pool of ctx, if any (gt_gpu_retire_context's work). */
 void gt_gpu_pool_retire(CUcontext ctx);
-
-/* Pairs with events not in their pool's free list: in threads' caches,
- * around work, or waiting to be resolved. */
-uint64_t gt_gpu_pool_outstanding(void);
 
 /* Forgets every pool and pair without calling the driver (forked child). */
 void gt_gpu_pool_reset_after_fork(void);
@@ -219,25 +240,36 @@ uint32_t gt_gpu_epoch_record(struct gt_gpu_pool *pool, int wait);
  * (force) a pair was far from every epoch and none was forced lately. */
 void gt_gpu_epoch_refresh(struct gt_gpu_pool *pool, int force);
 
-/* Absolute times of a completed pair, pool lock held: the duration from
- * its events, the start from the epoch that places it most precisely
- * (its own if still in the ring, else or when that one is far, the
- * newest). 1 when the start and end are set; *near tells whether the epoch
- * used was within GT_GPU_EPOCH_SPAN_NS of the pair. */
-int gt_gpu_pair_times(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t *start,
-                      uint64_t *end, int *near);
+/* Drain thread: whether the periodic refresh is due. */
+int gt_gpu_epoch_due(const struct gt_gpu_pool *pool);
+
+/* The GPU time of a pair from its start to its stop: CUDA_SUCCESS once
+ * both completed, CUDA_ERROR_NOT_READY before (cuEventElapsedTime says
+ * so), or the driver's error. */
+CUresult gt_gpu_pair_duration(const gt_gpu_pair *p, uint64_t *ns);
+
+/* Places a completed pair of `duration` on the host clock, pool lock
+ * held: its start from the epoch that places it most precisely (its own
+ * if still in the ring, else or when that one is far, the newest). 1 when
+ * the start and end are set; *offset is the GPU time between the pair and
+ * the epoch used, whose float milliseconds set the precision. */
+int gt_gpu_pair_place(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t duration,
+                      uint64_t *start, uint64_t *end, uint64_t *offset);
 
 /* Epochs are refreshed this often while pairs resolve; a pair further
  * than this from every epoch makes the drain record a new one. The float
- * milliseconds of cuEventElapsedTime resolve 1 s to 60 ns. */
+ * milliseconds of cuEventElapsedTime resolve 1 s to 60 ns. A thread
+ * resolving its own pairs early takes epochs up to GT_GPU_EPOCH_FAR_NS
+ * away (8 s: 0.5 us) and leaves farther ones to the drain. */
 #define GT_GPU_EPOCH_SPAN_NS 1000000000u
+#define GT_GPU_EPOCH_FAR_NS 8000000000u
 
 /* ------------------------------------------------------------ counters
  * Relaxed atomics: statistics, read by gt_gpu_stats_get. */
 
 typedef struct gt_gpu_counters {
     _Atomic uint64_t skipped_capture, skipped_cap, skipped_other;
-    _Atomic uint64_t resolved_timed, resolved_untimed, stored_by_retire;
+    _Atomic uint64_t resolved_timed, resolved_untimed, stored_by_retire, harvested;
     _Atomic uint64_t events_created, epoch_records, pools_created, retired;
     _Atomic uint64_t live_pairs, peak_live_pairs;
     _Atomic uint64_t max_epoch_offset_ns, max_epoch_window_ns;

@@ -15,8 +15,9 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#define SLAB_BLOCK 256 /* pairs allocated at once */
-#define CREATE_BATCH 8 /* pairs created at once when a pool has none free */
+#define SLAB_BLOCK 256  /* pairs allocated at once */
+#define CREATE_BATCH 8  /* pairs created at once when a pool has none free */
+#define HARVEST_SCAN 64 /* in-flight pairs looked at by one early resolution */
 #define PAIR_CAP_DEFAULT 65536u
 
 gt_gpu_counters gt_gpu_count;
@@ -38,13 +39,13 @@ void gt_gpu_set_pair_cap(uint32_t cap)
     pthread_mutex_unlock(&slab_lock);
 }
 
-/* A pair without events, counted as live; NULL at the cap (*capped set)
- * or without memory. */
-static gt_gpu_pair *slab_take(int *capped)
+/* A pair without events; with `live` it is counted as live (refused at
+ * the cap: *capped set). NULL also without memory. */
+static gt_gpu_pair *slab_take(int *capped, int live)
 {
     pthread_mutex_lock(&slab_lock);
     gt_gpu_pair *p = NULL;
-    if (live_pairs >= pair_cap) {
+    if (live && live_pairs >= pair_cap) {
         *capped = 1;
         if (!cap_noted) {
             cap_noted = 1;
@@ -63,14 +64,14 @@ static gt_gpu_pair *slab_take(int *capped)
         p = bare;
         if (p) {
             bare = p->next;
-            live_pairs++;
+            if (live) live_pairs++;
         }
     }
-    uint32_t live = live_pairs;
+    uint32_t now_live = live_pairs;
     pthread_mutex_unlock(&slab_lock);
-    if (p) {
-        atomic_store_explicit(&gt_gpu_count.live_pairs, live, memory_order_relaxed);
-        gt_gpu_count_max(&gt_gpu_count.peak_live_pairs, live);
+    if (p && live) {
+        atomic_store_explicit(&gt_gpu_count.live_pairs, now_live, memory_order_relaxed);
+        gt_gpu_count_max(&gt_gpu_count.peak_live_pairs, now_live);
     }
     return p;
 }
@@ -91,7 +92,7 @@ static void slab_put(gt_gpu_pair *list, uint32_t n_live)
     atomic_store_explicit(&gt_gpu_count.live_pairs, live, memory_order_relaxed);
 }
 
-/* ------------------------------------------------------------ creation */
+/* ------------------------------------------------------------ pairs */
 
 static void destroy_event(CUevent *ev)
 {
@@ -99,11 +100,32 @@ static void destroy_event(CUevent *ev)
     *ev = NULL;
 }
 
+/* Pool lock held: the pool's list of pairs with events. */
+static void link_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p)
+{
+    p->all_prev = NULL;
+    p->all_next = pool->pairs;
+    if (pool->pairs) pool->pairs->all_prev = p;
+    pool->pairs = p;
+    pool->n_pairs++;
+}
+
+static void unlink_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p)
+{
+    if (p->all_prev)
+        p->all_prev->all_next = p->all_next;
+    else
+        pool->pairs = p->all_next;
+    if (p->all_next) p->all_next->all_prev = p->all_prev;
+    p->all_prev = p->all_next = NULL;
+    pool->n_pairs--;
+}
+
 /* A new pair of `pool` generation `gen` with both events (ctx current),
  * not yet linked. */
 static gt_gpu_pair *pair_create(struct gt_gpu_pool *pool, uint32_t gen, int *capped)
 {
-    gt_gpu_pair *p = slab_take(capped);
+    gt_gpu_pair *p = slab_take(capped, 1);
     if (!p) return NULL;
     /* Default flags: timing on, no blocking sync (a spin, like the
      * program's own events by default). */
@@ -120,6 +142,7 @@ static gt_gpu_pair *pair_create(struct gt_gpu_pool *pool, uint32_t gen, int *cap
     p->pool = pool;
     p->gen = gen;
     atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
+    atomic_store_explicit(&p->holds, 0, memory_order_relaxed);
     return p;
 }
 
@@ -128,8 +151,7 @@ static uint32_t gen_of(const struct gt_gpu_pool *pool)
     return atomic_load_explicit(&pool->gen, memory_order_acquire);
 }
 
-uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list, uint32_t max,
-                          int *capped)
+uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list, uint32_t max)
 {
     uint32_t n = 0;
     pthread_mutex_lock(&pool->lock);
@@ -137,17 +159,22 @@ uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **
         while (n < max && pool->free_pairs) {
             gt_gpu_pair *p = pool->free_pairs;
             pool->free_pairs = p->next;
-            pool->n_free--;
             p->next = *list;
             *list = p;
             n++;
         }
     }
     pthread_mutex_unlock(&pool->lock);
-    if (n) return n;
+    return n;
+}
 
-    /* None free: create a few, outside the lock (cuEventCreate may take a
-     * while and the drain gives pairs back meanwhile). */
+uint32_t gt_gpu_pool_create(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **list,
+                            uint32_t max, int *capped)
+{
+    /* The drain may be asleep over records that hold pairs: woken, it
+     * lets go of them. Meanwhile a few are created, outside the lock
+     * (cuEventCreate may take a while). */
+    gt_drain_wake();
     gt_gpu_pair *fresh = NULL;
     uint32_t made = 0;
     for (; made < CREATE_BATCH && made < max; made++) {
@@ -159,11 +186,8 @@ uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **
     if (!fresh) return 0;
     pthread_mutex_lock(&pool->lock);
     int same = gen_of(pool) == gen;
-    for (gt_gpu_pair *p = fresh; same && p; p = p->next) {
-        p->all_next = pool->pairs;
-        pool->pairs = p;
-        pool->n_pairs++;
-    }
+    for (gt_gpu_pair *p = fresh; same && p; p = p->next)
+        link_locked(pool, p);
     pthread_mutex_unlock(&pool->lock);
     if (!same) { /* retired meanwhile: these were never seen by it */
         for (gt_gpu_pair *p = fresh; p; p = p->next) {
@@ -184,11 +208,11 @@ uint32_t gt_gpu_pool_take(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **
 void gt_gpu_pool_put_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p)
 {
     atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
+    atomic_store_explicit(&p->holds, 0, memory_order_relaxed);
     if (p->start) { /* events alive: this generation's (or retirement reclaims it) */
         p->next = pool->free_pairs;
         pool->free_pairs = p;
-        pool->n_free++;
-    } else { /* stripped by retirement, already off the live count */
+    } else { /* moved out or stripped, already off the live count */
         p->next = NULL;
         slab_put(p, 0);
     }
@@ -203,6 +227,89 @@ void gt_gpu_pool_put(struct gt_gpu_pool *pool, gt_gpu_pair *list)
         gt_gpu_pool_put_locked(pool, p);
     }
     pthread_mutex_unlock(&pool->lock);
+}
+
+void gt_gpu_pair_let_go(gt_gpu_pair *p)
+{
+    if (atomic_fetch_sub_explicit(&p->holds, 1, memory_order_acq_rel) != 1) return;
+    p->next = NULL;
+    gt_gpu_pool_put(p->pool, p);
+}
+
+/* Pool lock held: p's events move to a fresh pair, returned (NULL without
+ * memory: the events are destroyed then). p keeps its result. */
+static gt_gpu_pair *move_events_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p)
+{
+    int capped = 0;
+    gt_gpu_pair *q = slab_take(&capped, 0);
+    unlink_locked(pool, p);
+    if (!q) {
+        destroy_event(&p->start);
+        destroy_event(&p->stop);
+        pthread_mutex_lock(&slab_lock);
+        live_pairs--;
+        pthread_mutex_unlock(&slab_lock);
+        return NULL;
+    }
+    q->start = p->start;
+    q->stop = p->stop;
+    p->start = p->stop = NULL;
+    q->pool = pool;
+    q->gen = p->gen;
+    atomic_store_explicit(&q->state, GT_PAIR_FREE, memory_order_relaxed);
+    atomic_store_explicit(&q->holds, 0, memory_order_relaxed);
+    link_locked(pool, q);
+    return q;
+}
+
+/* Pool lock held: a completed pair's result into it; 0 when it should be
+ * left to the drain (incomplete, or no epoch near enough: the drain
+ * records one). */
+static int store_result_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p)
+{
+    uint64_t duration, offset = 0;
+    CUresult r = gt_gpu_pair_duration(p, &duration);
+    if (r == CUDA_ERROR_NOT_READY) return 0;
+    p->timed = r == CUDA_SUCCESS &&
+               gt_gpu_pair_place(pool, p, duration, &p->gpu_start, &p->gpu_end, &offset);
+    if (r == CUDA_SUCCESS && (!p->timed || offset > GT_GPU_EPOCH_FAR_NS)) return 0;
+    atomic_store_explicit(&p->state, GT_PAIR_STORED, memory_order_release);
+    return 1;
+}
+
+uint32_t gt_gpu_pool_harvest(struct gt_gpu_pool *pool, uint32_t gen, gt_gpu_pair **flight,
+                             gt_gpu_pair **list, uint32_t max)
+{
+    uint32_t n = 0;
+    gt_gpu_pair *dead = NULL;
+    pthread_mutex_lock(&pool->lock);
+    gt_gpu_pair **link = flight;
+    for (int scanned = 0; *link && n < max && scanned < HARVEST_SCAN && gen_of(pool) == gen;
+         scanned++) {
+        gt_gpu_pair *p = *link;
+        if (p->pool != pool || !p->start ||
+            atomic_load_explicit(&p->state, memory_order_acquire) != GT_PAIR_PENDING ||
+            !store_result_locked(pool, p)) {
+            link = &p->flight_next;
+            continue;
+        }
+        *link = p->flight_next;
+        gt_gpu_pair *q = move_events_locked(pool, p);
+        if (q) {
+            q->next = *list;
+            *list = q;
+            n++;
+        }
+        /* The thread's hold; the record's goes when the drain read it. */
+        if (atomic_fetch_sub_explicit(&p->holds, 1, memory_order_acq_rel) == 1) {
+            p->next = dead;
+            dead = p;
+        }
+    }
+    pthread_mutex_unlock(&pool->lock);
+    gt_gpu_count_add(&gt_gpu_count.harvested, n);
+    slab_put(dead, 0);
+    return n;
 }
 
 /* ------------------------------------------------------------ the registry */
@@ -352,9 +459,9 @@ static void strip_locked(struct gt_gpu_pool *pool, int with_driver)
 {
     for (gt_gpu_pair *p = pool->pairs; p; p = p->all_next) {
         if (atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_PENDING) {
-            int near;
-            p->timed = with_driver && gt_gpu_drv.event_query(p->stop) == CUDA_SUCCESS &&
-                       gt_gpu_pair_times(pool, p, &p->gpu_start, &p->gpu_end, &near);
+            uint64_t duration, offset;
+            p->timed = with_driver && gt_gpu_pair_duration(p, &duration) == CUDA_SUCCESS &&
+                       gt_gpu_pair_place(pool, p, duration, &p->gpu_start, &p->gpu_end, &offset);
             atomic_store_explicit(&p->state, GT_PAIR_STORED, memory_order_release);
             gt_gpu_count_add(&gt_gpu_count.stored_by_retire, 1);
         }
@@ -373,7 +480,6 @@ static void strip_locked(struct gt_gpu_pool *pool, int with_driver)
     gt_gpu_pair *free_pairs = pool->free_pairs;
     uint32_t n = pool->n_pairs;
     pool->free_pairs = NULL;
-    pool->n_free = 0;
     pool->pairs = NULL;
     pool->n_pairs = 0;
     /* Pairs in thread caches and in records reach the slab when their
@@ -427,19 +533,6 @@ void gt_gpu_pool_retire(CUcontext ctx)
         if (entered) gt_gpu_scope_leave(&scope);
     }
     end_retire(pool);
-}
-
-uint64_t gt_gpu_pool_outstanding(void)
-{
-    uint64_t n = 0;
-    pthread_mutex_lock(&map_lock);
-    for (struct gt_gpu_pool *pool = pools; pool; pool = pool->next) {
-        pthread_mutex_lock(&pool->lock);
-        n += pool->n_pairs - pool->n_free;
-        pthread_mutex_unlock(&pool->lock);
-    }
-    pthread_mutex_unlock(&map_lock);
-    return n;
 }
 
 void gt_gpu_pool_reset_after_fork(void)

@@ -1,13 +1,14 @@
 /* GPU timing, the drain's side: a pending pair becomes absolute GPU start
- * and end times (CLOCK_MONOTONIC ns), then goes back to its pool.
+ * and end times (CLOCK_MONOTONIC ns), and the drain lets go of it.
  *
  * Runs on the drain thread for every record flagged GT_EVF_GPU_PENDING,
  * in each thread's order. It never waits for the GPU: an incomplete pair
  * answers "not yet" (cuEventQuery) and its record is retried on a later
- * pass. The common case takes the pool lock once and makes three driver
- * calls (cuEventQuery, two cuEventElapsedTime); the pair's context is
- * current for them (the drain keeps the last one current; a program
- * thread finishing the pipeline at exit gets its own back). */
+ * pass. The common case takes the pool lock once and makes two driver
+ * calls (cuEventElapsedTime from start to stop, and from an epoch to the
+ * start), with the pair's context current (the drain keeps the last one
+ * current; a program thread finishing the pipeline at exit gets its own
+ * back). */
 #include "gpu_internal.h"
 
 enum {
@@ -18,15 +19,22 @@ enum {
     NO_EPOCH /* complete, but the pool has no epoch yet */
 };
 
-/* Pool lock held, context current. */
+/* Pool lock held, context current. The elapsed time answers whether the
+ * pair completed (two driver calls per pair in all); only an incomplete
+ * pair is polled with cuEventQuery, as the driver asks. */
 static int read_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, uint64_t *start, uint64_t *end)
 {
-    CUresult r = gt_gpu_drv.event_query(p->stop);
-    if (r == CUDA_ERROR_NOT_READY) return NOT_READY;
+    uint64_t duration;
+    CUresult r = gt_gpu_pair_duration(p, &duration);
+    if (r == CUDA_ERROR_NOT_READY) {
+        r = gt_gpu_drv.event_query(p->stop);
+        if (r == CUDA_ERROR_NOT_READY) return NOT_READY;
+        if (r == CUDA_SUCCESS) r = gt_gpu_pair_duration(p, &duration);
+    }
     if (r != CUDA_SUCCESS) return NO_TIME;
-    int near = 0;
-    if (!gt_gpu_pair_times(pool, p, start, end, &near)) return NO_EPOCH;
-    return near ? TIMED : FAR;
+    uint64_t offset;
+    if (!gt_gpu_pair_place(pool, p, duration, start, end, &offset)) return NO_EPOCH;
+    return offset <= GT_GPU_EPOCH_SPAN_NS ? TIMED : FAR;
 }
 
 /* Pool lock held: the result its context's retirement stored, if any. */
@@ -38,30 +46,42 @@ static int stored_locked(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
     return p->timed ? TIMED : NO_TIME;
 }
 
-/* Pool lock held, context current (entered): the pair's result, the pair
- * given back unless it is still to be retried. `last`: take a far epoch's
- * time, the best to be had. */
+/* Pool lock held, context current (entered): the pair's result. `last`:
+ * take a far epoch's time, the best to be had. */
 static int settle_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, int entered, int last,
                          uint64_t *start, uint64_t *end)
 {
     int res = stored_locked(p, start, end);
     if (res == NOT_READY) res = entered ? read_locked(pool, p, start, end) : NO_TIME;
     if (res == FAR && last) res = TIMED;
-    if (res == TIMED || res == NO_TIME) gt_gpu_pool_put_locked(pool, p);
+    if (res == TIMED || res == NO_TIME)
+        atomic_store_explicit(&p->state, GT_PAIR_READ, memory_order_relaxed);
     return res;
 }
 
-/* NOT_READY, NO_TIME or TIMED; the pair is given back unless NOT_READY. */
+/* NOT_READY, NO_TIME or TIMED. */
 static int resolve_pair(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
 {
     struct gt_gpu_pool *pool = p->pool;
     gt_gpu_scope scope;
     pthread_mutex_lock(&pool->lock);
-    /* A pending pair keeps its pool serving this context. */
-    int entered = atomic_load_explicit(&p->state, memory_order_acquire) != GT_PAIR_STORED &&
-                  gt_gpu_scope_enter(&scope, pool->ctx);
+    int stored = atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_STORED;
+    /* A pending pair keeps its pool serving its context (retirement stores
+     * it first); a stored one may have outlived it. */
+    int serving = !stored || atomic_load_explicit(&pool->gen, memory_order_acquire) == p->gen;
+    CUcontext ctx = serving ? pool->ctx : NULL;
+    int entered = !stored && gt_gpu_scope_enter(&scope, ctx);
     int res = settle_locked(pool, p, entered, 0, start, end);
     pthread_mutex_unlock(&pool->lock);
+    if (stored) {
+        /* Its thread read it early; the epochs still age, and threads read
+         * early only near ones. */
+        if (serving && gt_gpu_epoch_due(pool) && gt_gpu_scope_enter(&scope, ctx)) {
+            gt_gpu_epoch_refresh(pool, 0);
+            gt_gpu_scope_leave(&scope);
+        }
+        return res;
+    }
     if (!entered) return res;
     if (res == FAR || res == NO_EPOCH) {
         /* The first work after an idle stretch, or the pool's first: an
@@ -83,10 +103,7 @@ int gt_gpu_resolve(gt_event *ev, int give_up)
     gt_gpu_pair *p = (gt_gpu_pair *)(uintptr_t)ev->gpu_start;
     uint64_t start = 0, end = 0;
     int res = NO_TIME;
-    if (give_up) {
-        p->next = NULL;
-        gt_gpu_pool_put(p->pool, p);
-    } else {
+    if (!give_up) {
         res = resolve_pair(p, &start, &end);
         if (res == NOT_READY) return 0;
     }
@@ -100,5 +117,7 @@ int gt_gpu_resolve(gt_event *ev, int give_up)
     }
     gt_gpu_count_add(res == TIMED ? &gt_gpu_count.resolved_timed : &gt_gpu_count.resolved_untimed,
                      1);
+    /* Read: its thread takes it back (or, gone, this disposes of it). */
+    gt_gpu_pair_let_go(p);
     return 1;
 }

@@ -4,12 +4,20 @@
  * Cost on the path of every launch, copy and memset: with timing off, one
  * branch. With timing on: cuCtxGetCurrent, cuStreamIsCapturing and
  * cuEventRecord in gt_gpu_begin, cuEventRecord in gt_gpu_end, a pair from
- * the thread's cache (the pool's lock is taken once per CACHE_REFILL
- * pairs). No clock read, no atomic read-modify-write, no wait for the GPU.
+ * the thread's cache. No clock read, no atomic read-modify-write, no wait
+ * for the GPU.
  *
- * A thread's cache holds pairs of one pool generation; when the thread
- * works in another context, or the pool was retired (its generation
- * changed), the cache goes back to its pool and is filled anew. */
+ * Where pairs come from. A thread keeps a cache of free pairs of one pool
+ * generation, and a list of its pairs in flight (attached to records,
+ * oldest first). The drain lets go of a pair once it read it; when the
+ * cache is empty the thread takes back its own pairs the drain is done
+ * with, at the head of that list: no lock. Failing that, free pairs from
+ * the pool (its lock). Failing that, the drain is behind: the thread
+ * resolves its own completed pairs early (gt_gpu_pool_harvest), which
+ * costs less than creating events and keeps their number to what the GPU
+ * has in flight however far behind the drain is. Only then are pairs
+ * created. When the thread works in another context, or the pool was
+ * retired (its generation changed), the cache goes back to its pool. */
 #include "gpu_internal.h"
 
 #include <errno.h>
@@ -24,7 +32,8 @@ struct pair_cache {
     uint32_t gen;
     uint32_t n;
     gt_gpu_pair *head;
-    int registered; /* the thread-exit flush is set up */
+    gt_gpu_pair *flight, **flight_tail; /* attached pairs, oldest first */
+    int registered;                     /* the thread-exit flush is set up */
 };
 
 static __thread struct pair_cache cache __attribute__((tls_model("initial-exec")));
@@ -49,11 +58,32 @@ static void cache_flush(struct pair_cache *c)
     c->gen = 0;
 }
 
+static void flight_fix_tail(struct pair_cache *c)
+{
+    c->flight_tail = &c->flight;
+    while (*c->flight_tail)
+        c->flight_tail = &(*c->flight_tail)->flight_next;
+}
+
 static void cache_thread_exit(void *arg)
 {
     (void)arg;
-    cache_flush(&cache);
-    cache.registered = 0; /* a later destructor that launches registers again */
+    struct pair_cache *c = &cache;
+    cache_flush(c);
+    while (c->flight) {
+        gt_gpu_pair *p = c->flight;
+        c->flight = p->flight_next;
+        gt_gpu_pair_let_go(p);
+    }
+    c->flight_tail = &c->flight;
+    c->registered = 0; /* a later destructor that launches registers again */
+}
+
+static void cache_push(struct pair_cache *c, gt_gpu_pair *p)
+{
+    p->next = c->head;
+    c->head = p;
+    c->n++;
 }
 
 static gt_gpu_pair *cache_pop(struct pair_cache *c)
@@ -64,23 +94,54 @@ static gt_gpu_pair *cache_pop(struct pair_cache *c)
     return p;
 }
 
+/* Takes back the pairs at the head of the in-flight list that the drain
+ * is done with (only this thread's hold is left): into the cache when
+ * they serve its generation, else back to their pools. */
+static void reclaim(struct pair_cache *c)
+{
+    while (c->flight && atomic_load_explicit(&c->flight->holds, memory_order_acquire) == 1) {
+        gt_gpu_pair *p = c->flight;
+        c->flight = p->flight_next;
+        atomic_store_explicit(&p->holds, 0, memory_order_relaxed);
+        atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
+        if (p->pool == c->pool && p->gen == c->gen && gen_of(p->pool) == c->gen && p->start) {
+            cache_push(c, p);
+        } else {
+            p->next = NULL;
+            gt_gpu_pool_put(p->pool, p);
+        }
+    }
+    if (!c->flight) c->flight_tail = &c->flight;
+}
+
 /* The cache is empty, stale or for another context. */
 static gt_gpu_pair *cache_refill(struct pair_cache *c, CUcontext ctx)
 {
-    cache_flush(c);
+    if (!c->flight_tail) c->flight_tail = &c->flight;
+    /* Looked up again each time (once per CACHE_REFILL pairs at most): the
+     * lookup also notices a context destroyed unseen (gt_gpu_pool_get). */
     uint32_t gen;
     struct gt_gpu_pool *pool = gt_gpu_pool_get(ctx, &gen);
+    if (!pool || pool != c->pool || gen != c->gen) cache_flush(c);
     if (!pool) {
         gt_gpu_count_add(&gt_gpu_count.skipped_other, 1);
         return NULL;
     }
-    gt_gpu_note_work(); /* pairs exist from now: the exit work must come first */
-    if (!c->registered && cache_key_ok) c->registered = pthread_setspecific(cache_key, c) == 0;
+    if (pool != c->pool) {
+        gt_gpu_note_work(); /* pairs exist from now: the exit work must come first */
+        if (!c->registered && cache_key_ok) c->registered = pthread_setspecific(cache_key, c) == 0;
+        c->ctx = ctx;
+        c->pool = pool;
+        c->gen = gen;
+    }
+    reclaim(c);
+    if (!c->n) c->n = gt_gpu_pool_take(c->pool, c->gen, &c->head, CACHE_REFILL);
+    if (!c->n && c->flight) {
+        c->n = gt_gpu_pool_harvest(c->pool, c->gen, &c->flight, &c->head, CACHE_REFILL);
+        flight_fix_tail(c);
+    }
     int capped = 0;
-    c->n = gt_gpu_pool_take(pool, gen, &c->head, CACHE_REFILL, &capped);
-    c->ctx = ctx;
-    c->pool = pool;
-    c->gen = gen;
+    if (!c->n) c->n = gt_gpu_pool_create(c->pool, c->gen, &c->head, CACHE_REFILL, &capped);
     if (!c->n) {
         gt_gpu_count_add(capped ? &gt_gpu_count.skipped_cap : &gt_gpu_count.skipped_other, 1);
         return NULL;
@@ -102,9 +163,7 @@ static void release_pair(gt_gpu_pair *p)
     struct pair_cache *c = &cache;
     atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
     if (c->pool == p->pool && p->gen == c->gen && c->n < CACHE_MAX && gen_of(p->pool) == c->gen) {
-        p->next = c->head;
-        c->head = p;
-        c->n++;
+        cache_push(c, p);
         return;
     }
     p->next = NULL;
@@ -144,7 +203,8 @@ static gt_gpu_pair *begin_in_stream_context(CUstream stream, int per_thread, CUc
     uint32_t gen;
     int capped = 0;
     struct gt_gpu_pool *pool = gt_gpu_pool_get(owner, &gen);
-    if (pool && gt_gpu_pool_take(pool, gen, &p, 1, &capped) == 1 &&
+    if (pool &&
+        (gt_gpu_pool_take(pool, gen, &p, 1) || gt_gpu_pool_create(pool, gen, &p, 1, &capped)) &&
         start_pair(p, stream, per_thread) != CUDA_SUCCESS) {
         p->next = NULL;
         gt_gpu_pool_put(pool, p);
@@ -217,10 +277,17 @@ void gt_gpu_attach(gt_event *ev, gt_gpu_pair *p)
 {
     if (!p) return;
     if (ev && atomic_load_explicit(&p->state, memory_order_relaxed) == GT_PAIR_ENDED) {
-        /* Release: a retirement on another thread reads it with acquire. */
+        /* The record's commit publishes both to the drain; retirement and
+         * early resolution read the state with acquire. */
+        atomic_store_explicit(&p->holds, 2, memory_order_relaxed);
         atomic_store_explicit(&p->state, GT_PAIR_PENDING, memory_order_release);
         ev->gpu_start = (uint64_t)(uintptr_t)p;
         ev->flags |= GT_EVF_GPU_PENDING;
+        struct pair_cache *c = &cache;
+        if (!c->flight_tail) c->flight_tail = &c->flight;
+        p->flight_next = NULL;
+        *c->flight_tail = p;
+        c->flight_tail = &p->flight_next;
         return;
     }
     int saved = errno;
@@ -279,7 +346,8 @@ void gt_gpu_note_work(void)
 
 void gt_gpu_after_fork_child(void)
 {
-    /* The caches' pairs are the parent's: forget them, never give them back. */
+    /* The caches' and in-flight pairs are the parent's: forget them, never
+     * give them back. */
     cache = (struct pair_cache){0};
     if (cache_key_ok) pthread_setspecific(cache_key, NULL);
     gt_gpu_pool_reset_after_fork();
@@ -299,8 +367,8 @@ void gt_gpu_stats_get(gt_gpu_stats *s)
         .epoch_records = GET(epoch_records),
         .pools_created = GET(pools_created),
         .contexts_retired = GET(retired),
+        .harvested = GET(harvested),
         .live_pairs = GET(live_pairs),
-        .outstanding_pairs = gt_gpu_pool_outstanding(),
         .peak_live_pairs = GET(peak_live_pairs),
         .max_epoch_offset_ns = GET(max_epoch_offset_ns),
         .max_epoch_window_ns = GET(max_epoch_window_ns),

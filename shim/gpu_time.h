@@ -63,12 +63,12 @@ typedef struct gt_gpu_stats {
     uint64_t resolved_timed;   /* pairs resolved with a GPU time */
     uint64_t resolved_untimed; /* resolved without (work or driver failed, given up at exit) */
     uint64_t stored_by_retire; /* pairs read early because their context was retired */
+    uint64_t harvested;        /* pairs read early by their thread, the drain being behind */
     uint64_t events_created;   /* successful cuEventCreate calls: two per pair, and epochs */
     uint64_t epoch_records;    /* epoch events recorded (besides two per timed operation) */
     uint64_t pools_created;    /* contexts that got events */
     uint64_t contexts_retired;
-    uint64_t live_pairs;        /* pairs with events now */
-    uint64_t outstanding_pairs; /* of those, not free in their pool (cached, in use, pending) */
+    uint64_t live_pairs; /* pairs with events now */
     uint64_t peak_live_pairs;
     uint64_t max_epoch_offset_ns; /* farthest a resolved pair was from the epoch placing it */
     uint64_t max_epoch_window_ns; /* largest uncertainty of an epoch's host time */

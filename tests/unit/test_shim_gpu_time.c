@@ -260,6 +260,41 @@ static void test_steady_state_creates_no_events(void **state)
     assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
 }
 
+/* With the drain behind (here: not run at all), a thread whose pool has
+ * no free pair resolves its own completed pairs instead of creating
+ * events; the drain later finds their times stored in them. The kernels
+ * take no time, so every pair but the newest has completed. */
+static void test_thread_resolves_its_pairs_when_the_drain_is_behind(void **state)
+{
+    (void)state;
+    enum { OPS = 5000 };
+    CUstream s = new_stream(CU_STREAM_NON_BLOCKING);
+    gpu_test_keep(OPS);
+    for (uint64_t i = 0; i < 64; i++) /* the pool gets an epoch */
+        gpu_test_timed_kernel(K_TINY, s, 0, i);
+    gpu_test_drain_until(64);
+    gpu_test_keep(OPS);
+    gt_gpu_stats before, after;
+    gt_gpu_stats_get(&before);
+    for (uint64_t i = 0; i < OPS; i++)
+        assert_true(gpu_test_timed_kernel(K_ZERO, s, 0, i + 1));
+    gt_gpu_stats_get(&after);
+    assert_int_equal(after.events_created, before.events_created);
+    assert_true(after.harvested - before.harvested >= OPS - 2 * 64);
+    assert_true(after.live_pairs <= before.live_pairs + 64);
+    gpu_test_drain_until(OPS);
+    assert_int_equal(gpu_test_kept()->timed, OPS);
+    uint64_t resolved_by = gt_clock_mono_ns();
+    for (uint64_t i = 1; i <= OPS; i++) {
+        const gt_event *ev = gpu_test_find(i);
+        gpu_test_assert_duration(ev, 0);
+        assert_on_host_timeline(ev, resolved_by);
+        if (i > 1)
+            assert_true(ev->gpu_start + DURATION_TOLERANCE_NS >= gpu_test_find(i - 1)->gpu_end);
+    }
+    assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
 static void test_timing_off_records_nothing(void **state)
 {
     (void)state;
@@ -382,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_per_thread_and_legacy_default_streams),
         cmocka_unit_test(test_capturing_streams_get_no_event),
         cmocka_unit_test(test_steady_state_creates_no_events),
+        cmocka_unit_test(test_thread_resolves_its_pairs_when_the_drain_is_behind),
         cmocka_unit_test(test_timing_off_records_nothing),
         cmocka_unit_test(test_failed_work_and_dropped_records_give_pairs_back),
         cmocka_unit_test(test_live_pair_cap),
