@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_median.h"
 #include "internal.h"
 
 #define RUNS 5
@@ -40,18 +41,6 @@ static uint64_t thread_cpu_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* What a launch hook writes. */
@@ -189,7 +178,7 @@ static double append_ns(int threads, int timestamps, uint64_t *dropped)
         gt_pipeline_finish(60000);
         *dropped += events - stored;
     }
-    return median(v, RUNS);
+    return bench_median(v, RUNS);
 }
 
 /* Records published with no drain thread, then drained on this thread. */
@@ -208,7 +197,7 @@ static double drain_rate(void (*consume)(gt_event *, void *))
         v[run] = (double)DRAIN_EVENTS / ((double)(t1 - t0) / 1e9);
         gt_pipeline_finish(60000);
     }
-    return median(v, RUNS);
+    return bench_median(v, RUNS);
 }
 
 int main(void)
