@@ -3,14 +3,27 @@
  * Loaded into a CUDA program with CUDA_INJECTION64_PATH=libcupti_ref.so, it
  * uses the CUPTI Activity API (not gputrace's code) to total every kernel,
  * copy and memset the GPU ran, and writes those totals as JSON at exit to
- * $GPUTRACE_CUPTI_OUT (default cupti_ref.<pid>.json). scripts/gpu-check.sh
- * compares them with gputrace's report of the same program.
+ * $GPUTRACE_CUPTI_OUT ("%p" in it becomes the process id; default
+ * cupti_ref.<pid>.json). Only the process that loaded it writes: a child
+ * forked after CUDA started inherits the exit handler, not the tracing.
+ * scripts/gpu-check.sh compares the totals with gputrace's report.
+ *
+ * Work a graph runs is counted the way a tracer of API calls sees it: each
+ * kernel, copy or memset node once (as the call that captured it), with no
+ * time of its own, and the time of each graph launch, from its first node's
+ * start to its last node's end, under "graphs".
  *
  * Output:
  *   {"tool": "cupti_ref", "dropped": N,
- *    "kernels": [{"name", "calls", "gpu_ns"}],      name demangled, as gputrace keys it
- *    "memcpy":  [{"direction", "host_memory", "calls", "bytes", "gpu_ns"}],
- *    "memset":  [{"calls", "bytes", "gpu_ns"}]}
+ *    "kernels": [{"name", "calls", "gpu_ns", "graph_nodes", "graph_runs", "graph_gpu_ns"}],
+ *    "memcpy":  [{"direction", "host_memory", "async", "calls", "bytes", "gpu_ns",
+ *                 "graph_nodes", "graph_runs"}],
+ *    "memset":  [{"async", "calls", "bytes", "gpu_ns", "graph_nodes", "graph_runs"}],
+ *    "graphs":  {"launches", "gpu_ns"}}
+ * calls: runs outside graphs plus distinct graph nodes (graph_nodes of
+ * them); bytes: of those calls; gpu_ns: the GPU time of the runs outside
+ * graphs; graph_runs: runs as graph nodes.
+ * Kernel names are demangled, as gputrace keys them.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -22,94 +35,82 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cupti_totals.h"
+
 #define EXPORT __attribute__((visibility("default")))
 #define ACTIVITY_BUFFER_BYTES (8u << 20)
 #define ACTIVITY_ALIGN 8u
-#define MAX_ROWS 4096u
-
-typedef struct total_row {
-    char *name; /* kernels: demangled name; copies: "direction/host_memory" */
-    uint64_t calls;
-    uint64_t bytes;
-    uint64_t gpu_ns;
-} total_row;
-
-typedef struct total_table {
-    total_row rows[MAX_ROWS];
-    unsigned count;
-    uint64_t overflow; /* records that found no free row */
-} total_table;
 
 static pthread_mutex_t totals_lock = PTHREAD_MUTEX_INITIALIZER;
-static total_table kernels, copies, memsets;
+static ref_totals totals;
 static uint64_t dropped_records;
+static pid_t tracing_pid;
 
-static total_row *row_for(total_table *t, const char *name)
-{
-    for (unsigned i = 0; i < t->count; i++)
-        if (strcmp(t->rows[i].name, name) == 0) return &t->rows[i];
-    if (t->count == MAX_ROWS) {
-        t->overflow++;
-        return NULL;
-    }
-    total_row *r = &t->rows[t->count];
-    r->name = strdup(name);
-    if (!r->name) return NULL;
-    t->count++;
-    return r;
-}
-
-static void add_to(total_table *t, const char *name, uint64_t bytes, uint64_t start, uint64_t end)
-{
-    total_row *r = row_for(t, name);
-    if (!r) return;
-    r->calls++;
-    r->bytes += bytes;
-    r->gpu_ns += end > start ? end - start : 0;
-}
-
-/* Kernel names arrive mangled; gputrace reports them demangled. The
- * demangler is looked up at run time so that this C library needs no C++
- * runtime of its own (every CUDA program has one). */
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
-static void add_kernel(const char *mangled, uint64_t start, uint64_t end)
+/* The program's own demangler, else the system C++ library's, loaded
+ * privately: a C program's kernels would otherwise keep mangled names while
+ * gputrace, which does the same, shows them demangled. */
+static demangle_fn find_demangler(void)
+{
+    void *fn = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!fn) {
+        void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        fn = cxx ? dlsym(cxx, "__cxa_demangle") : NULL;
+    }
+    return (demangle_fn)fn;
+}
+
+static void add_kernel(const CUpti_ActivityKernel10 *k)
 {
     static demangle_fn demangle;
     static int looked_up;
     if (!looked_up) {
-        demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        demangle = find_demangler();
         looked_up = 1;
     }
     char *plain = NULL;
     int status = -1;
-    if (demangle && mangled) plain = demangle(mangled, NULL, NULL, &status);
-    add_to(&kernels, status == 0 && plain ? plain : (mangled ? mangled : "?"), 0, start, end);
+    if (demangle && k->name) plain = demangle(k->name, NULL, NULL, &status);
+    const char *name = status == 0 && plain ? plain : (k->name ? k->name : "?");
+    ref_work work = {0, k->start, k->end, k->graphId, k->graphNodeId, k->correlationId};
+    ref_add_work(&totals, &totals.kernels, name, &work);
     free(plain);
 }
 
 static const char *copy_direction(uint8_t kind)
 {
     switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
-    default: return "other";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+        return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+        return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+        return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+        return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+        return "PtoP";
+    default:
+        return "other";
     }
 }
 
 static const char *host_memory(uint8_t kind)
 {
     switch (kind) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "pageable";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "pinned";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "managed";
-    default: return "none";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+        return "pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+        return "pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+        return "managed";
+    default:
+        return "none";
     }
 }
 
+/* Row keys: "direction/host_memory/async" and "async". */
 static void add_copy(const CUpti_ActivityMemcpy6 *m)
 {
     /* The host side is the source of an upload and the destination of a
@@ -119,8 +120,17 @@ static void add_copy(const CUpti_ActivityMemcpy6 *m)
     if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH) host = m->dstKind;
     if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH) host = m->srcKind;
     char key[64];
-    snprintf(key, sizeof key, "%s/%s", copy_direction(m->copyKind), host_memory(host));
-    add_to(&copies, key, m->bytes, m->start, m->end);
+    snprintf(key, sizeof key, "%s/%s/%d", copy_direction(m->copyKind), host_memory(host),
+             (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
+    ref_work work = {m->bytes, m->start, m->end, m->graphId, m->graphNodeId, m->correlationId};
+    ref_add_work(&totals, &totals.copies, key, &work);
+}
+
+static void add_memset(const CUpti_ActivityMemset4 *m)
+{
+    const char *key = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? "1" : "0";
+    ref_work work = {m->bytes, m->start, m->end, m->graphId, m->graphNodeId, m->correlationId};
+    ref_add_work(&totals, &totals.memsets, key, &work);
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -140,19 +150,15 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
         switch (rec->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
-        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-            add_kernel(k->name, k->start, k->end);
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+            add_kernel((const CUpti_ActivityKernel10 *)rec);
             break;
-        }
         case CUPTI_ACTIVITY_KIND_MEMCPY:
             add_copy((const CUpti_ActivityMemcpy6 *)rec);
             break;
-        case CUPTI_ACTIVITY_KIND_MEMSET: {
-            const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-            add_to(&memsets, "memset", m->bytes, m->start, m->end);
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+            add_memset((const CUpti_ActivityMemset4 *)rec);
             break;
-        }
         default:
             break;
         }
@@ -165,69 +171,37 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     free(buffer);
 }
 
-static void write_json_string(FILE *f, const char *s)
+/* $GPUTRACE_CUPTI_OUT with each "%p" replaced by the process id. */
+static void output_path(char *path, size_t size)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
+    const char *tmpl = getenv("GPUTRACE_CUPTI_OUT");
+    if (!tmpl || !*tmpl) tmpl = "cupti_ref.%p.json";
+    size_t n = 0;
+    for (const char *p = tmpl; *p && n + 1 < size; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            n += (size_t)snprintf(path + n, size - n, "%d", (int)getpid());
+            if (n >= size) n = size - 1;
+            p++;
+        } else {
+            path[n++] = *p;
+        }
     }
-    fputc('"', f);
-}
-
-static void write_totals(FILE *f)
-{
-    fprintf(f, "{\"tool\": \"cupti_ref\", \"dropped\": %llu,\n \"kernels\": [",
-            (unsigned long long)(dropped_records + kernels.overflow + copies.overflow +
-                                 memsets.overflow));
-    for (unsigned i = 0; i < kernels.count; i++) {
-        const total_row *r = &kernels.rows[i];
-        fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-        write_json_string(f, r->name);
-        fprintf(f, ", \"calls\": %llu, \"gpu_ns\": %llu}", (unsigned long long)r->calls,
-                (unsigned long long)r->gpu_ns);
-    }
-    fputs("],\n \"memcpy\": [", f);
-    for (unsigned i = 0; i < copies.count; i++) {
-        const total_row *r = &copies.rows[i];
-        const char *slash = strchr(r->name, '/');
-        fprintf(f,
-                "%s\n  {\"direction\": \"%.*s\", \"host_memory\": \"%s\", \"calls\": %llu, "
-                "\"bytes\": %llu, \"gpu_ns\": %llu}",
-                i ? "," : "", (int)(slash - r->name), r->name, slash + 1,
-                (unsigned long long)r->calls, (unsigned long long)r->bytes,
-                (unsigned long long)r->gpu_ns);
-    }
-    fputs("],\n \"memset\": [", f);
-    for (unsigned i = 0; i < memsets.count; i++) {
-        const total_row *r = &memsets.rows[i];
-        fprintf(f, "%s\n  {\"calls\": %llu, \"bytes\": %llu, \"gpu_ns\": %llu}", i ? "," : "",
-                (unsigned long long)r->calls, (unsigned long long)r->bytes,
-                (unsigned long long)r->gpu_ns);
-    }
-    fputs("]}\n", f);
+    path[n] = '\0';
 }
 
 static void flush_and_write(void)
 {
+    if (getpid() != tracing_pid) return;
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    const char *path = getenv("GPUTRACE_CUPTI_OUT");
-    char fallback[64];
-    if (!path || !*path) {
-        snprintf(fallback, sizeof fallback, "cupti_ref.%d.json", (int)getpid());
-        path = fallback;
-    }
+    char path[4096];
+    output_path(path, sizeof path);
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "cupti_ref: cannot write %s\n", path);
         return;
     }
     pthread_mutex_lock(&totals_lock);
-    write_totals(f);
+    ref_write_json(f, &totals, dropped_records);
     pthread_mutex_unlock(&totals_lock);
     if (fclose(f) != 0) fprintf(stderr, "cupti_ref: error writing %s\n", path);
 }
@@ -250,9 +224,12 @@ EXPORT int InitializeInjection(void)
         fprintf(stderr, "cupti_ref: cannot register activity buffers\n");
         return 0;
     }
+    /* Concurrent kernel records leave kernels free to overlap, as they do
+     * without a tracer; plain kernel records would serialise them. */
     int failed = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     failed |= enable(CUPTI_ACTIVITY_KIND_MEMCPY);
     failed |= enable(CUPTI_ACTIVITY_KIND_MEMSET);
+    tracing_pid = getpid();
     atexit(flush_and_write);
     return failed ? 0 : 1;
 }

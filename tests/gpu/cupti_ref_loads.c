@@ -18,7 +18,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s does not export InitializeInjection\n", argv[1]);
         return 1;
     }
-    if (dlsym(lib, "add_kernel")) {
+    if (dlsym(lib, "ref_add_work")) {
         fprintf(stderr, "%s exports internal symbols\n", argv[1]);
         return 1;
     }
