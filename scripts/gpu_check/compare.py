@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""gputrace's report of a program against the CUPTI reference's of another run of it.
+
+compare.py [--program NAME] [--tolerance F] [--floor-us US] OURS.json CUPTI.json
+prints the fidelity table's header, the program's row and what differs; exit status 1
+when a check fails.
+
+What is compared (the two runs are separate processes: never both tracers at once):
+  kernel names      the set of demangled names, gputrace's row "graph" aside
+  launches          per kernel name, calls: launches outside graphs, plus each kernel
+                    captured into a graph once (gputrace records the captured call;
+                    the reference counts each graph node once); graph launches apart
+  copies, memsets   calls and bytes summed over all rows; rows keyed by (direction,
+                    host memory, async) that differ are listed as notes
+  GPU time          totals of kernels (graph launches included: gputrace times a
+                    graph launch as one piece of work, the reference spans its nodes),
+                    of copies and of memsets
+Counts and bytes must be equal. A time total passes when
+    |ours - CUPTI| <= max(tolerance x CUPTI, floor x timed operations)
+where timed operations are the operations CUPTI timed outside graphs plus the graph
+launches. The floor is the allowance for one event pair: its two timestamps are
+written by the GPU's front end around the work (the documented resolution of an
+event's elapsed time is about 0.5 us per timestamp) and include the time the front end
+takes to start the work after the first one and to see it end before the second one,
+which CUPTI's timestamps, taken by the units doing the work, leave out. With kernels of
+a few microseconds this allowance, not the tolerance, is what the check can promise.
+"""
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+
+DEFAULT_TOLERANCE = 0.05
+DEFAULT_FLOOR_NS = 2000
+GRAPH_ROW = "graph"
+
+
+@dataclass
+class Work:
+    """Totals of one row: calls, bytes, GPU ns and the operations that carry a time."""
+    calls: int = 0
+    bytes: int = 0
+    gpu_ns: int = 0
+    timed: int = 0
+
+    def add(self, other):
+        self.calls += other.calls
+        self.bytes += other.bytes
+        self.gpu_ns += other.gpu_ns
+        self.timed += other.timed
+
+
+@dataclass
+class Totals:
+    """One tracer's view of a run, in the form both reports can be brought to."""
+    kernels: dict = field(default_factory=dict)  # name -> Work
+    graph: Work = field(default_factory=Work)  # graph launches
+    memcpy: dict = field(default_factory=dict)  # (direction, host_memory, async) -> Work
+    memset: dict = field(default_factory=dict)  # async -> Work
+    dropped: int = 0
+
+    def kernel_time(self):
+        return sum(w.gpu_ns for w in self.kernels.values()) + self.graph.gpu_ns
+
+    def kernel_timed(self):
+        return sum(w.timed for w in self.kernels.values()) + self.graph.timed
+
+
+def _sum(rows):
+    total = Work()
+    for w in rows:
+        total.add(w)
+    return total
+
+
+def _add_row(table, key, work):
+    table.setdefault(key, Work()).add(work)
+
+
+def _timed_estimate(stats, calls):
+    """How many of a gputrace row's calls carry a GPU time: the report gives the total
+    and the rounded mean of the timed ones, not their number."""
+    if not stats.get("avg"):
+        return 0
+    return min(calls, round(stats["total"] / stats["avg"]))
+
+
+def from_ours(doc):
+    """Totals from gputrace's JSON report (SPEC section 6)."""
+    t = Totals(dropped=doc.get("totals", {}).get("dropped", 0))
+    for row in doc.get("kernels", []):
+        gpu = row["gpu_ns"]
+        w = Work(row["calls"], 0, gpu["total"], _timed_estimate(gpu, row["calls"]))
+        if row["name"] == GRAPH_ROW:
+            t.graph.add(w)
+        else:
+            _add_row(t.kernels, row["name"], w)
+    for row in doc.get("memcpy", []):
+        gpu = row["gpu_ns"]
+        key = (row["direction"], row["host_memory"], bool(row["async"]))
+        _add_row(t.memcpy, key,
+                 Work(row["calls"], row["bytes"], gpu["total"], _timed_estimate(gpu, row["calls"])))
+    for row in doc.get("memset", []):
+        gpu = row["gpu_ns"]
+        _add_row(t.memset, bool(row.get("async", False)),
+                 Work(row["calls"], row["bytes"], gpu["total"], _timed_estimate(gpu, row["calls"])))
+    return t
+
+
+def _cupti_work(row):
+    return Work(row["calls"], row.get("bytes", 0), row["gpu_ns"],
+                row["calls"] - row.get("graph_nodes", 0))
+
+
+def from_cupti(doc):
+    """Totals from the CUPTI reference's JSON (tests/gpu/cupti_ref.c)."""
+    t = Totals(dropped=doc.get("dropped", 0))
+    for row in doc.get("kernels", []):
+        _add_row(t.kernels, row["name"], _cupti_work(row))
+    graphs = doc.get("graphs", {})
+    t.graph = Work(graphs.get("launches", 0), 0, graphs.get("gpu_ns", 0), graphs.get("launches", 0))
+    for row in doc.get("memcpy", []):
+        key = (row["direction"], row["host_memory"], bool(row.get("async", False)))
+        _add_row(t.memcpy, key, _cupti_work(row))
+    for row in doc.get("memset", []):
+        _add_row(t.memset, bool(row.get("async", False)), _cupti_work(row))
+    return t
+
+
+@dataclass
+class TimeCheck:
+    ours: int
+    cupti: int
+    timed: int  # operations CUPTI timed
+    tolerance_ns: int  # tolerance x CUPTI's total
+    floor_ns: int  # floor x timed operations
+
+    @property
+    def limit(self):
+        return max(self.tolerance_ns, self.floor_ns)
+
+    @property
+    def ok(self):
+        return abs(self.ours - self.cupti) <= self.limit
+
+    @property
+    def needs_floor(self):
+        """Passes only thanks to the per-operation floor."""
+        return self.ok and abs(self.ours - self.cupti) > self.tolerance_ns
+
+    @property
+    def rule(self):
+        return "tolerance" if self.tolerance_ns >= self.floor_ns else "floor"
+
+
+def check_time(ours, cupti, timed, tolerance, floor_ns):
+    return TimeCheck(ours, cupti, timed, int(tolerance * cupti), int(floor_ns * timed))
+
+
+@dataclass
+class Comparison:
+    program: str
+    names_matched: int
+    names_total: int
+    launches: tuple  # (ours, CUPTI)
+    graphs: tuple
+    copies: tuple  # Work, Work
+    memsets: tuple
+    kernel_time: TimeCheck
+    copy_time: TimeCheck
+    memset_time: TimeCheck
+    failures: list
+    notes: list
+
+    @property
+    def ok(self):
+        return not self.failures
+
+    @property
+    def by_floor(self):
+        """A time passed only thanks to the per-operation floor."""
+        return any(c.needs_floor for c in (self.kernel_time, self.copy_time, self.memset_time))
+
+
+def _key_name(key):
+    if isinstance(key, tuple):
+        direction, memory, is_async = key
+        return f"{direction}/{memory}/{'async' if is_async else 'sync'}"
+    return "async" if key else "sync"
+
+
+def _row_notes(what, ours, cupti):
+    """Rows whose calls or bytes differ between the two tables."""
+    notes = []
+    for key in sorted(set(ours) | set(cupti), key=_key_name):
+        o, c = ours.get(key, Work()), cupti.get(key, Work())
+        if (o.calls, o.bytes) != (c.calls, c.bytes):
+            notes.append(f"{what} {_key_name(key)}: ours {o.calls} calls {o.bytes} B, "
+                         f"CUPTI {c.calls} calls {c.bytes} B")
+    return notes
+
+
+def _check_equal(failures, what, ours, cupti):
+    if ours != cupti:
+        failures.append(f"{what} differ: ours {ours}, CUPTI {cupti}")
+
+
+def compare(program, ours, cupti, tolerance=DEFAULT_TOLERANCE, floor_ns=DEFAULT_FLOOR_NS):
+    """Compares two Totals; every failure and note is a line of text."""
+    failures, notes = [], []
+    if ours.dropped or cupti.dropped:
+        failures.append(f"records dropped: ours {ours.dropped}, CUPTI {cupti.dropped}")
+
+    names_ours, names_cupti = set(ours.kernels), set(cupti.kernels)
+    for name in sorted(names_cupti - names_ours):
+        failures.append(f"kernel missing from ours: {name} ({cupti.kernels[name].calls} calls)")
+    for name in sorted(names_ours - names_cupti):
+        failures.append(f"kernel missing from CUPTI: {name} ({ours.kernels[name].calls} calls)")
+    for name in sorted(names_ours & names_cupti):
+        o, c = ours.kernels[name].calls, cupti.kernels[name].calls
+        if o != c:
+            failures.append(f"launches of {name} differ: ours {o}, CUPTI {c}")
+    launches = (sum(w.calls for w in ours.kernels.values()),
+                sum(w.calls for w in cupti.kernels.values()))
+    _check_equal(failures, "launch totals", *launches)
+    graphs = (ours.graph.calls, cupti.graph.calls)
+    _check_equal(failures, "graph launches", *graphs)
+
+    copies = (_sum(ours.memcpy.values()), _sum(cupti.memcpy.values()))
+    memsets = (_sum(ours.memset.values()), _sum(cupti.memset.values()))
+    for what, (o, c) in (("copy", copies), ("memset", memsets)):
+        _check_equal(failures, f"{what} calls", o.calls, c.calls)
+        _check_equal(failures, f"{what} bytes", o.bytes, c.bytes)
+    notes += _row_notes("copy", ours.memcpy, cupti.memcpy)
+    notes += _row_notes("memset", ours.memset, cupti.memset)
+
+    kernel_time = check_time(ours.kernel_time(), cupti.kernel_time(), cupti.kernel_timed(),
+                             tolerance, floor_ns)
+    copy_time = check_time(copies[0].gpu_ns, copies[1].gpu_ns, copies[1].timed, tolerance,
+                           floor_ns)
+    memset_time = check_time(memsets[0].gpu_ns, memsets[1].gpu_ns, memsets[1].timed, tolerance,
+                             floor_ns)
+    for what, check, ours_timed in (("kernel", kernel_time, ours.kernel_timed()),
+                                    ("copy", copy_time, copies[0].timed),
+                                    ("memset", memset_time, memsets[0].timed)):
+        if not check.ok:
+            failures.append(f"{what} GPU time differs: ours {check.ours} ns, CUPTI {check.cupti} "
+                            f"ns, allowed {check.limit} ns ({check.rule})")
+        if ours_timed != check.timed:
+            notes.append(f"{what}: ours timed about {ours_timed} operations, CUPTI "
+                         f"{check.timed}")
+    return Comparison(program, len(names_ours & names_cupti), len(names_ours | names_cupti),
+                      launches, graphs, copies, memsets, kernel_time, copy_time, memset_time,
+                      failures, notes)
+
+
+def load(path, convert):
+    with open(path) as f:
+        return convert(json.load(f))
+
+
+def main():
+    import table  # beside this file
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--program", default="program")
+    parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
+    parser.add_argument("--floor-us", type=float, default=DEFAULT_FLOOR_NS / 1000)
+    parser.add_argument("ours")
+    parser.add_argument("cupti")
+    args = parser.parse_args()
+    try:
+        ours = load(args.ours, from_ours)
+        cupti = load(args.cupti, from_cupti)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"compare.py: cannot read the reports: {e!r}", file=sys.stderr)
+        return 2
+    result = compare(args.program, ours, cupti, args.tolerance, args.floor_us * 1000)
+    row = table.ProgramRow(args.program, comparison=result)
+    for line in table.program_lines([row]):
+        print(line)
+    return 0 if row.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

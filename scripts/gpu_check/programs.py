@@ -1,0 +1,43 @@
+"""The programs the GPU check runs, with arguments sized for a GPU: kernels of tens of
+microseconds or more and copies of tens of MiB, so that the 5% tolerance, not the
+per-operation floor, is what their GPU times are held to (see compare.py). Paths are
+relative to the build directory."""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    path: str
+    args: tuple = ()
+    same_stdout: bool = False  # output must not change under gputrace (no timings in it)
+
+
+# 16 Mi floats: 64 MiB buffers, about 40 us per pass over one at the H200's bandwidth.
+_ELEMENTS = str(16 << 20)
+
+PROGRAMS = (
+    # The driver API workload reached three ways: linked, dlopen + dlsym, cuGetProcAddress.
+    Program("drv_linked", "tests/apps/drv_linked", ("20", "2", _ELEMENTS)),
+    Program("drv_dlopen", "tests/apps/drv_dlopen", ("20", "2", _ELEMENTS)),
+    Program("drv_procaddr", "tests/apps/drv_procaddr", ("20", "2", _ELEMENTS)),
+    Program("rt_capi", "tests/apps/rt_capi", ("20", "2", _ELEMENTS)),
+    Program("nvrtc_launch", "tests/apps/nvrtc_launch", ("50", _ELEMENTS)),
+    Program("fork_after_init", "tests/apps/fork_after_init", ("20", _ELEMENTS)),
+    # 12 Mi elements over 3 streams: 4 Mi per stream's chunk.
+    Program("cu_streams", "tests/apps/cu_streams", ("20", "3", str(12 << 20), "5")),
+    Program("cu_streams_static", "tests/apps/cu_streams_static", ("20", "3", str(12 << 20), "5")),
+    Program("capture", "tests/apps/capture", ("10", "4", _ELEMENTS)),
+    # Empty kernels: the floor is what their times can be held to; the counts are the test.
+    Program("mt_launcher", "tests/apps/mt_launcher", ("4", "2000")),
+    Program("errors", "tests/apps/errors", ("50",), same_stdout=True),
+    Program("batch_ode", "examples/batch_ode"),
+    Program("batch_ode_shared", "examples/batch_ode_shared"),
+    Program("batch_ode_nvrtc", "examples/batch_ode_nvrtc"),
+    Program("batch_ode_nvrtc_shared", "examples/batch_ode_nvrtc_shared"),
+)
+
+# What else the check needs from the build.
+SHIM = "lib/libgputrace.so"
+CUPTI_REF = "gpu/libcupti_ref.so"
+ARTIFACTS = (SHIM, CUPTI_REF) + tuple(p.path for p in PROGRAMS)

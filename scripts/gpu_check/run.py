@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The real-GPU check of gputrace (run by scripts/gpu-check.sh after its build).
+
+run.py --build-dir DIR [options]
+  Runs every program of programs.py bare, under libgputrace.so and under the CUPTI
+  reference (never both tracers at once), compares the two reports (compare.py), runs
+  the Python workloads (workloads.py), prints the fidelity tables and writes
+  DIR/summary.json. Exit status 1 when any check fails.
+run.py --build-dir DIR --check-artifacts
+  Only checks that the build holds everything the check runs.
+"""
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import compare
+import runner
+import workloads
+from programs import ARTIFACTS, CUPTI_REF, PROGRAMS, SHIM
+from table import ProgramRow, program_lines
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class Context:
+    build: str
+    runs: str
+    shim: str
+    cupti_ref: str
+    program_env: dict
+    python_env: dict
+    timeout: float
+    repeat: int
+    tolerance: float
+    floor_ns: float
+    deadline: float
+
+
+def _output(command, timeout=30):
+    """A command's stdout, or '' when it cannot run."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def cuda_root(build):
+    """The toolkit the build used (its CMake cache), for the programs' libraries."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("GPUTRACE_CUDA_ROOT:"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return "/usr/local/cuda"
+
+
+def environment_lines(build):
+    """What the results hold for: GPU, driver, CUDA and the source revision."""
+    lines = []
+    gpus = _output(["nvidia-smi", "--query-gpu=index,name,memory.total,compute_cap,"
+                    "driver_version", "--format=csv,noheader"]).strip().splitlines()
+    for gpu in gpus or ["(nvidia-smi gave no GPU list)"]:
+        lines.append(f"GPU {gpu}")
+    smi = re.search(r"CUDA Version:\s*([\d.]+)", _output(["nvidia-smi"]))
+    nvcc = re.search(r"release ([\d.]+), (V[\d.]+)",
+                     _output([os.path.join(cuda_root(build), "bin", "nvcc"), "--version"]))
+    lines.append(f"CUDA: driver supports {smi.group(1) if smi else '?'}, toolkit nvcc "
+                 f"{' '.join(nvcc.groups()) if nvcc else '?'} ({cuda_root(build)}); "
+                 f"python {sys.version.split()[0]}")
+    commit = _output(["git", "-C", REPO, "rev-parse", "--short", "HEAD"]).strip()
+    dirty = _output(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"])
+    lines.append(f"source: {commit or 'no git checkout'}"
+                 f"{' with uncommitted changes' if dirty.strip() else ''}; build: {build}")
+    return lines
+
+
+def rule_lines(ctx):
+    return [
+        "checks: per kernel name, launches equal; graph launches, copy and memset calls and "
+        "bytes equal;",
+        f"  GPU time totals (kernels with graph launches, copies, memsets) within "
+        f"max({ctx.tolerance:.0%} of CUPTI's, {ctx.floor_ns / 1000:g} us x operations CUPTI "
+        f"timed):",
+        "  the floor is one event pair's allowance: its timestamps are taken by the GPU's "
+        "front end around the work, CUPTI's by the units that do it (compare.py);",
+        f"  each tracer in its own run; wall: best of {ctx.repeat} runs bare and under "
+        "gputrace, not checked.",
+    ]
+
+
+def _fail(row, text):
+    row.failures.append(text)
+    return row
+
+
+def run_program(program, ctx):
+    """Runs one program three ways and compares what the tracers saw."""
+    row = ProgramRow(program.name)
+    if time.monotonic() > ctx.deadline:
+        return _fail(row, "not run: the time budget was spent")
+    command = [os.path.join(ctx.build, program.path), *program.args]
+    directory = os.path.join(ctx.runs, program.name)
+    bare_walls, shim_walls = [], []
+    for _ in range(ctx.repeat):
+        bare = runner.run(command, ctx.program_env, os.path.join(directory, "bare"), ctx.timeout)
+        if bare.rc != 0:
+            return _fail(row, f"bare run: {bare.describe()}")
+        shim_dir = os.path.join(directory, "shim")
+        shim = runner.run(command, runner.shim_environment(ctx.program_env, ctx.shim, shim_dir),
+                          shim_dir, ctx.timeout)
+        if shim.rc != bare.rc:
+            return _fail(row, f"under gputrace: {shim.describe()}")
+        bare_walls.append(bare.wall_s)
+        shim_walls.append(shim.wall_s)
+    row.wall_bare, row.wall_shim = min(bare_walls), min(shim_walls)
+    if program.same_stdout and bare.output("stdout") != shim.output("stdout"):
+        row.failures.append("stdout differs under gputrace")
+    if b"gputrace" in shim.output("stderr"):
+        row.notes.append(f"gputrace wrote to stderr at verbosity none: {shim.tail(2)}")
+
+    cupti_dir = os.path.join(directory, "cupti")
+    cupti = runner.run(command, runner.cupti_environment(ctx.program_env, ctx.cupti_ref,
+                                                         cupti_dir), cupti_dir, ctx.timeout)
+    if cupti.rc != 0:
+        return _fail(row, f"under CUPTI: {cupti.describe()}")
+    ours, why_ours = runner.load_report(shim, "ours")
+    reference, why_cupti = runner.load_report(cupti, "cupti")
+    if why_ours:
+        row.failures.append(f"under gputrace: {why_ours}{shim.output_hint()}")
+    if why_cupti:
+        row.failures.append(f"under CUPTI: {why_cupti}{cupti.output_hint()}")
+    if ours is None or reference is None:
+        return row
+    row.comparison = compare.compare(program.name, compare.from_ours(ours),
+                                     compare.from_cupti(reference), ctx.tolerance, ctx.floor_ns)
+    return row
+
+
+def check_artifacts(build):
+    missing = [path for path in ARTIFACTS if not os.path.isfile(os.path.join(build, path))]
+    for path in missing:
+        print(f"gpu-check: missing from the build: {os.path.join(build, path)}", file=sys.stderr)
+    return 1 if missing else 0
+
+
+def _summary(rows, python_rows, path):
+    doc = {"programs": [dict(dataclasses.asdict(r), ok=r.ok) for r in rows],
+           "python": [dict(dataclasses.asdict(r), ok=r.ok) for r in python_rows]}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--check-artifacts", action="store_true")
+    parser.add_argument("--only", help="run only the programs and workloads matching this regex")
+    parser.add_argument("--no-python", action="store_true", help="skip the Python workloads")
+    parser.add_argument("--repeat", type=int, default=2, help="bare and gputrace runs for wall")
+    parser.add_argument("--timeout", type=float, default=90, help="seconds per run")
+    parser.add_argument("--budget", type=float, default=420,
+                        help="seconds for all runs; programs not started by then fail")
+    parser.add_argument("--tolerance", type=float, default=compare.DEFAULT_TOLERANCE)
+    parser.add_argument("--floor-us", type=float, default=compare.DEFAULT_FLOOR_NS / 1000)
+    args = parser.parse_args()
+    build = os.path.abspath(args.build_dir)
+    if args.check_artifacts:
+        return check_artifacts(build)
+    if check_artifacts(build):
+        return 1
+
+    library_path = os.path.join(cuda_root(build), "lib64")
+    ctx = Context(build=build, runs=os.path.join(build, "runs"),
+                  shim=os.path.join(build, SHIM), cupti_ref=os.path.join(build, CUPTI_REF),
+                  program_env=runner.clean_environment(library_path),
+                  python_env=runner.clean_environment(), timeout=args.timeout,
+                  repeat=max(1, args.repeat), tolerance=args.tolerance,
+                  floor_ns=args.floor_us * 1000, deadline=time.monotonic() + args.budget)
+    selected = re.compile(args.only) if args.only else None
+    started = time.monotonic()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"gputrace GPU check, {now}")
+    for line in environment_lines(build) + rule_lines(ctx):
+        print(line)
+    print(flush=True)
+
+    rows = []
+    for program in PROGRAMS:
+        if selected and not selected.search(program.name):
+            continue
+        print(f"running {program.name}", flush=True)
+        rows.append(run_program(program, ctx))
+    python_rows = []
+    if not args.no_python:
+        for workload in workloads.WORKLOADS:
+            if selected and not selected.search(workload.name):
+                continue
+            print(f"running python workload {workload.name}", flush=True)
+            python_rows.append(workloads.run_workload(workload, ctx))
+
+    print()
+    for line in program_lines(rows):
+        print(line)
+    if python_rows:
+        print()
+        for line in workloads.workload_lines(python_rows):
+            print(line)
+    failed = [r.name for r in rows if not r.ok] + [r.name for r in python_rows if
+                                                       not r.ok and not r.skipped]
+    skipped = [r.name for r in python_rows if r.skipped]
+    _summary(rows, python_rows, os.path.join(build, "summary.json"))
+    print()
+    print(f"gpu-check: {len(rows)} programs, {len(python_rows) - len(skipped)} Python workloads "
+          f"({len(skipped)} skipped) in {time.monotonic() - started:.0f} s: "
+          f"{'FAILED: ' + ', '.join(failed) if failed else 'all checks passed'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

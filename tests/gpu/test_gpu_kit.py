@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""The real-GPU kit's logic, without a GPU: the comparison of gputrace's report with the
+CUPTI reference's (canned reports of one cu_streams run, altered one quantity at a
+time), the Python workloads' plausibility checks, and scripts/gpu-check.sh's answer
+where no NVIDIA driver is (with --skip-build: it checks this build, rebuilds nothing).
+
+test_gpu_kit.py REPO BUILD_DIR"""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO, BUILD = (os.path.abspath(p) for p in sys.argv[1:3])
+KIT = os.path.join(REPO, "scripts", "gpu_check")
+CANNED = os.path.join(REPO, "tests", "gpu", "canned")
+sys.path.insert(0, KIT)
+
+import compare  # noqa: E402
+import workloads  # noqa: E402
+
+BLOCK_SUM = "void apps::detail::block_sum<256>(float const*, float*, int)"
+
+
+def canned(name):
+    with open(os.path.join(CANNED, name)) as f:
+        return json.load(f)
+
+
+class Compare(unittest.TestCase):
+    """compare.py as the check runs it: on the command line, exit status and output."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.ours = canned("ours_cu_streams.json")
+        self.cupti = canned("cupti_cu_streams.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_compare(self, *options):
+        paths = []
+        for name, doc in (("ours.json", self.ours), ("cupti.json", self.cupti)):
+            paths.append(os.path.join(self.tmp.name, name))
+            with open(paths[-1], "w") as f:
+                json.dump(doc, f)
+        proc = subprocess.run([sys.executable, os.path.join(KIT, "compare.py"), "--program",
+                               "cu_streams", *options, *paths], capture_output=True, text=True,
+                              timeout=60)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    def row(self, output):
+        return next(line for line in output.splitlines() if line.startswith("cu_streams "))
+
+    def cupti_kernel(self, name):
+        return next(r for r in self.cupti["kernels"] if r["name"] == name)
+
+    def test_equal_reports_pass(self):
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 0, out)
+        row = self.row(out)
+        self.assertRegex(row, r" 4/4 +26/26 \+g2/2 +1\.40ms / 1\.36ms +\+2\.9% +16/16 +14\.03KiB =")
+        self.assertTrue(row.endswith(" ok"), row)
+        self.assertNotIn("FAIL", out)
+
+    def test_differing_launch_count_fails(self):
+        self.cupti_kernel("touch(int*, int)")["calls"] += 1
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: launches of touch(int*, int) differ: ours 7, CUPTI 8", out)
+        self.assertIn("FAIL cu_streams: launch totals differ: ours 26, CUPTI 27", out)
+        self.assertTrue(self.row(out).endswith(" FAIL"))
+
+    def test_kernel_time_beyond_tolerance_fails(self):
+        for row in self.cupti["kernels"]:
+            row["gpu_ns"] = int(row["gpu_ns"] * 0.8)
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: kernel GPU time differs: ours 1400002 ns, CUPTI 1127200 "
+                      "ns, allowed 56360 ns (tolerance)", out)
+
+    def test_floor_allows_a_fixed_cost_per_timed_operation(self):
+        # ours 11% over CUPTI: beyond 5%, within 26 timed operations x 10 us.
+        for row in self.cupti["kernels"]:
+            row["gpu_ns"] = int(row["gpu_ns"] * 0.9)
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("allowed 62180 ns (tolerance)", out)
+        rc, out = self.run_compare("--floor-us", "10")
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(self.row(out).endswith(" ok (floor)"), out)
+
+    def test_missing_kernel_fails(self):
+        self.ours["kernels"] = [r for r in self.ours["kernels"] if r["name"] != BLOCK_SUM]
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn(f"FAIL cu_streams: kernel missing from ours: {BLOCK_SUM} (6 calls)", out)
+        self.assertRegex(self.row(out), r" 3/4 +20/26 ")
+
+    def test_differing_copy_bytes_fail_and_name_the_row(self):
+        row = next(r for r in self.cupti["memcpy"] if r["direction"] == "HtoD" and r["async"])
+        row["bytes"] += 4096
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: copy bytes differ: ours 14368, CUPTI 18464", out)
+        self.assertIn("note cu_streams: copy HtoD/pinned/async: ours 6 calls 6144 B, CUPTI 6 "
+                      "calls 10240 B", out)
+
+    def test_rows_keyed_differently_are_notes_when_totals_agree(self):
+        row = next(r for r in self.cupti["memcpy"] if r["direction"] == "DtoD")
+        row["async"] = False
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("note cu_streams: copy DtoD/none/async: ours 1 calls 1024 B, CUPTI 0 calls "
+                      "0 B", out)
+
+    def test_graph_launches_and_dropped_records_fail(self):
+        self.cupti["graphs"]["launches"] = 3
+        self.cupti["dropped"] = 5
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: graph launches differ: ours 2, CUPTI 3", out)
+        self.assertIn("FAIL cu_streams: records dropped: ours 0, CUPTI 5", out)
+
+    def test_unreadable_report_is_an_error(self):
+        self.cupti = {"kernels": [{"calls": 1}]}
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 2, out)
+        self.assertIn("cannot read the reports", out)
+
+
+def stats(total, calls):
+    return {"total": total, "avg": total // calls if calls else 0}
+
+
+class Workload(unittest.TestCase):
+    """workloads.check_workload on a numba run as both tracers would report it."""
+
+    WORK = {"version": "numba", "kernel": "gt_numba_axpy", "launches": 200,
+            "htod_bytes": 128 << 20, "dtoh_bytes": 64 << 20, "compile_api": "nvvmCompileProgram"}
+    NAME = "__main__::gt_numba_axpy$241(float, Array<float, 1, C, mutable, aligned>)"
+
+    def setUp(self):
+        self.ours = {
+            "tool": "gputrace",
+            "process": {"wall_ns": 3_000_000_000},
+            "totals": {"gpu_busy_ns": 60_000_000, "dropped": 0},
+            "kernels": [{"name": self.NAME, "calls": 200, "gpu_ns": stats(8_000_000, 200)},
+                        {"name": "graph", "calls": 1, "gpu_ns": stats(5_000, 1)}],
+            "memcpy": [{"direction": "HtoD", "host_memory": "pageable", "async": False,
+                        "calls": 2, "bytes": 128 << 20, "gpu_ns": stats(30_000_000, 2)},
+                       {"direction": "DtoH", "host_memory": "pageable", "async": False,
+                        "calls": 1, "bytes": 64 << 20, "gpu_ns": stats(15_000_000, 1)}],
+            "compile": [{"api": "nvvmCompileProgram", "name": "", "calls": 1, "ok": True,
+                         "wall_ns": stats(400_000_000, 1)}],
+        }
+        self.cupti = {"tool": "cupti_ref", "kernels": [
+            {"name": self.NAME, "calls": 200, "gpu_ns": 7_800_000, "graph_gpu_ns": 0}]}
+
+    def check(self):
+        row = workloads.WorkloadRow("numba")
+        workloads.check_workload(row, self.WORK, self.ours, self.cupti)
+        return row
+
+    def test_plausible_run_passes(self):
+        row = self.check()
+        self.assertEqual(row.failures, [])
+        self.assertEqual(row.launches, (200, 200, 200))
+        self.assertEqual(row.kernel_ns, (8_000_000, 7_800_000))
+        self.assertEqual(row.compile, "nvvmCompileProgram x1 400.00ms")
+
+    def test_missing_compile_event_fails(self):
+        self.ours["compile"] = []
+        self.assertIn("no nvvmCompileProgram recorded", self.check().failures)
+
+    def test_missed_launches_fail(self):
+        self.ours["kernels"][0]["calls"] = 199
+        self.assertIn("ours: 199 launches of *gt_numba_axpy*, the workload made 200",
+                      self.check().failures)
+
+    def test_gpu_time_beyond_wall_time_fails(self):
+        self.ours["kernels"][0]["gpu_ns"] = stats(4_000_000_000, 200)
+        self.assertIn("kernel GPU time 4000005000 ns exceeds the wall time 3000000000 ns",
+                      self.check().failures)
+
+    def test_copy_without_time_fails(self):
+        self.ours["memcpy"][1]["gpu_ns"] = stats(0, 1)
+        self.assertIn("DtoH: no GPU time", self.check().failures)
+
+
+class Script(unittest.TestCase):
+    """gpu-check.sh with a PATH that has no working nvidia-smi."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.bin = os.path.join(self.tmp.name, "bin")
+        os.mkdir(self.bin)
+        for tool in ("bash", "python3", "dirname", "readlink", "mkdir", "tail", "nproc"):
+            found = shutil.which(tool)
+            if found:
+                os.symlink(found, os.path.join(self.bin, tool))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_script(self, build):
+        env = {"PATH": self.bin, "HOME": self.tmp.name}
+        proc = subprocess.run([os.path.join(self.bin, "bash"),
+                               os.path.join(REPO, "scripts", "gpu-check.sh"), "--skip-build",
+                               "--build-dir", build], env=env, capture_output=True, text=True,
+                              timeout=60)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def test_no_nvidia_smi_means_built_only(self):
+        rc, out, err = self.run_script(BUILD)
+        self.assertEqual((rc, out), (0, "no NVIDIA GPU: built only\n"), err)
+
+    def test_failing_nvidia_smi_means_built_only(self):
+        fake = os.path.join(self.bin, "nvidia-smi")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+        os.chmod(fake, 0o755)
+        rc, out, err = self.run_script(BUILD)
+        self.assertEqual((rc, out), (0, "no NVIDIA GPU: built only\n"), err)
+
+    def test_a_build_without_the_programs_fails(self):
+        empty = os.path.join(self.tmp.name, "empty-build")
+        os.mkdir(empty)
+        rc, out, err = self.run_script(empty)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "")
+        self.assertIn(f"missing from the build: {empty}/tests/apps/drv_linked", err)
+        self.assertIn(f"missing from the build: {empty}/gpu/libcupti_ref.so", err)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
