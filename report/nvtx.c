@@ -297,7 +297,9 @@ void gt_nvtx_add(gt_nvtx *n, gt_table *table, const gt_event *ev)
 
 void gt_nvtx_observe(gt_nvtx *n, gt_table *table, const gt_event *ev)
 {
-    if (n->nthreads == 0) return;
+    /* A thread name carries the named thread's tid, not the tid of the
+     * thread that made it: it says nothing of how far the named one got. */
+    if (n->nthreads == 0 || ev->kind == GT_EV_THREAD_NAME) return;
     gt_nvtx_thread *t = thread_of(n, ev->tid, false);
     if (!t || t->ended == 0) return;
     for (uint32_t i = 0; i < t->nranges;) {

@@ -187,6 +187,21 @@ static void test_start_end_across_threads(void **unused)
     assert_int_equal(load->gpu_span_total, 4100 - 2000);
 }
 
+/* Another thread names the starting thread after the end: the name says
+ * nothing of the named thread's progress, its earlier kernel still counts. */
+static void test_thread_name_does_not_settle(void **unused)
+{
+    (void)unused;
+    start(1, 1000, "load", 7);
+    end(2, 3000, 7);
+    gt_event name = host_event(GT_EV_THREAD_NAME, 1, 3500, 0);
+    name.name = intern(names, "loader");
+    add(name);
+    kernel(1, 2900, 4000, 4100); /* thread 1's, issued before the end */
+    kernel(1, 3100, 5000, 5800);
+    assert_int_equal(range(0, "load")->gpu_ns_total, 100);
+}
+
 /* The end reaches the report before its start. */
 static void test_end_before_start(void **unused)
 {
@@ -310,6 +325,7 @@ int main(void)
         T(test_unbalanced_pop),
         T(test_open_at_exit),
         T(test_start_end_across_threads),
+        T(test_thread_name_does_not_settle),
         T(test_end_before_start),
         T(test_start_end_on_one_thread),
         T(test_deep_nesting),
