@@ -139,6 +139,9 @@ static gt_gpu_pair *cache_refill(struct pair_cache *c, CUcontext ctx)
     if (!c->n && c->flight) {
         c->n = gt_gpu_pool_harvest(c->pool, c->gen, &c->flight, &c->head, CACHE_REFILL);
         flight_fix_tail(c);
+        /* The drain may have caught up meanwhile: pairs it just read are
+         * no longer to be resolved early, but are this thread's again. */
+        if (!c->n) reclaim(c);
     }
     int capped = 0;
     if (!c->n) c->n = gt_gpu_pool_create(c->pool, c->gen, &c->head, CACHE_REFILL, &capped);
