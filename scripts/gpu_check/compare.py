@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gputrace's report of a program against the CUPTI reference's of another run of it.
 
-compare.py [--program NAME] [--tolerance F] [--floor-us US] OURS.json CUPTI.json
+compare.py [--program NAME] [--tolerance F] [--floor-us US] [--overlap] OURS.json CUPTI.json
 prints the fidelity table's header, the program's row and what differs; exit status 1
 when a check fails.
 
@@ -24,6 +24,12 @@ event's elapsed time is about 0.5 us per timestamp) and include the time the fro
 takes to start the work after the first one and to see it end before the second one,
 which CUPTI's timestamps, taken by the units doing the work, leave out. With kernels of
 a few microseconds this allowance, not the tolerance, is what the check can promise.
+
+--overlap, for programs whose streams run work side by side: an event pair on one
+stream also times the wait of its work for a GPU busy with another stream's, which
+CUPTI does not count, so only the lower bound holds there:
+    CUPTI - ours <= max(tolerance x CUPTI, floor x timed operations)
+An event pair cannot be shorter than the work it brackets.
 """
 import argparse
 import json
@@ -134,6 +140,7 @@ class TimeCheck:
     timed: int  # operations CUPTI timed
     tolerance_ns: int  # tolerance x CUPTI's total
     floor_ns: int  # floor x timed operations
+    lower_bound_only: bool = False  # streams overlap: ours may include waits (--overlap)
 
     @property
     def limit(self):
@@ -141,20 +148,31 @@ class TimeCheck:
 
     @property
     def ok(self):
+        if self.lower_bound_only:
+            return self.cupti - self.ours <= self.limit
         return abs(self.ours - self.cupti) <= self.limit
+
+    @property
+    def needs_overlap(self):
+        """Passes only because the excess may be waiting for other streams' work."""
+        return self.ok and self.ours - self.cupti > self.limit
 
     @property
     def needs_floor(self):
         """Passes only thanks to the per-operation floor."""
-        return self.ok and abs(self.ours - self.cupti) > self.tolerance_ns
+        return self.ok and self.tolerance_ns < abs(self.ours - self.cupti) <= self.limit
 
     @property
     def rule(self):
         return "tolerance" if self.tolerance_ns >= self.floor_ns else "floor"
 
+    def per_operation(self):
+        """The difference per timed operation, in ns."""
+        return (self.ours - self.cupti) / self.timed if self.timed else 0.0
 
-def check_time(ours, cupti, timed, tolerance, floor_ns):
-    return TimeCheck(ours, cupti, timed, int(tolerance * cupti), int(floor_ns * timed))
+
+def check_time(ours, cupti, timed, tolerance, floor_ns, overlap=False):
+    return TimeCheck(ours, cupti, timed, int(tolerance * cupti), int(floor_ns * timed), overlap)
 
 
 @dataclass
@@ -176,10 +194,18 @@ class Comparison:
     def ok(self):
         return not self.failures
 
+    def times(self):
+        return (self.kernel_time, self.copy_time, self.memset_time)
+
+    @property
+    def by_overlap(self):
+        """A time passed only because the program's streams overlap."""
+        return any(c.needs_overlap for c in self.times())
+
     @property
     def by_floor(self):
         """A time passed only thanks to the per-operation floor."""
-        return any(c.needs_floor for c in (self.kernel_time, self.copy_time, self.memset_time))
+        return any(c.needs_floor for c in self.times())
 
 
 def _key_name(key):
@@ -205,8 +231,10 @@ def _check_equal(failures, what, ours, cupti):
         failures.append(f"{what} differ: ours {ours}, CUPTI {cupti}")
 
 
-def compare(program, ours, cupti, tolerance=DEFAULT_TOLERANCE, floor_ns=DEFAULT_FLOOR_NS):
-    """Compares two Totals; every failure and note is a line of text."""
+def compare(program, ours, cupti, tolerance=DEFAULT_TOLERANCE, floor_ns=DEFAULT_FLOOR_NS,
+            overlap=False):
+    """Compares two Totals; every failure and note is a line of text. overlap: the
+    program's streams run work side by side (see --overlap)."""
     failures, notes = [], []
     if ours.dropped or cupti.dropped:
         failures.append(f"records dropped: ours {ours.dropped}, CUPTI {cupti.dropped}")
@@ -235,17 +263,22 @@ def compare(program, ours, cupti, tolerance=DEFAULT_TOLERANCE, floor_ns=DEFAULT_
     notes += _row_notes("memset", ours.memset, cupti.memset)
 
     kernel_time = check_time(ours.kernel_time(), cupti.kernel_time(), cupti.kernel_timed(),
-                             tolerance, floor_ns)
+                             tolerance, floor_ns, overlap)
     copy_time = check_time(copies[0].gpu_ns, copies[1].gpu_ns, copies[1].timed, tolerance,
-                           floor_ns)
+                           floor_ns, overlap)
     memset_time = check_time(memsets[0].gpu_ns, memsets[1].gpu_ns, memsets[1].timed, tolerance,
-                             floor_ns)
+                             floor_ns, overlap)
     for what, check, ours_timed in (("kernel", kernel_time, ours.kernel_timed()),
                                     ("copy", copy_time, copies[0].timed),
                                     ("memset", memset_time, memsets[0].timed)):
         if not check.ok:
+            bound = "below CUPTI's " if check.lower_bound_only else ""
             failures.append(f"{what} GPU time differs: ours {check.ours} ns, CUPTI {check.cupti} "
-                            f"ns, allowed {check.limit} ns ({check.rule})")
+                            f"ns, allowed {bound}{check.limit} ns ({check.rule}); "
+                            f"{check.per_operation():+.0f} ns per timed operation")
+        elif check.needs_overlap:
+            notes.append(f"{what} GPU time {check.per_operation():+.0f} ns per timed operation "
+                         f"over CUPTI's: waits behind other streams' work")
         if ours_timed != check.timed:
             notes.append(f"{what}: ours timed about {ours_timed} operations, CUPTI "
                          f"{check.timed}")
@@ -266,6 +299,7 @@ def main():
     parser.add_argument("--program", default="program")
     parser.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE)
     parser.add_argument("--floor-us", type=float, default=DEFAULT_FLOOR_NS / 1000)
+    parser.add_argument("--overlap", action="store_true")
     parser.add_argument("ours")
     parser.add_argument("cupti")
     args = parser.parse_args()
@@ -275,7 +309,8 @@ def main():
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"compare.py: cannot read the reports: {e!r}", file=sys.stderr)
         return 2
-    result = compare(args.program, ours, cupti, args.tolerance, args.floor_us * 1000)
+    result = compare(args.program, ours, cupti, args.tolerance, args.floor_us * 1000,
+                     args.overlap)
     row = table.ProgramRow(args.program, comparison=result)
     for line in table.program_lines([row]):
         print(line)

@@ -8,6 +8,28 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+
+@dataclass
+class Context:
+    """What every run of a check shares."""
+    build: str
+    runs: str
+    shim: str
+    cupti_ref: str
+    program_env: dict
+    python_env: dict
+    timeout: float  # seconds per run, cut down as the deadline nears
+    repeat: int
+    tolerance: float
+    floor_ns: float
+    deadline: float
+
+
+def run_timeout(ctx):
+    """A run's time limit: its own, but none ends much past the budget's deadline."""
+    return min(ctx.timeout, max(10.0, ctx.deadline + 60 - time.monotonic()))
+
+
 # Variables that would change what a run records, never inherited from the caller.
 _TRACER_VARIABLES = ("LD_PRELOAD", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH")
 

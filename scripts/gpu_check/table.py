@@ -110,6 +110,8 @@ def _group_line():
 def _result(row):
     if not row.ok:
         return "FAIL"
+    if row.comparison.by_overlap:
+        return "ok (overlap)"
     return "ok (floor)" if row.comparison.by_floor else "ok"
 
 

@@ -141,7 +141,8 @@ def run_workload(workload, ctx):
         return row
     command = [sys.executable, os.path.join(HERE, workload.script), "work.json"]
     directory = os.path.join(ctx.runs, "python", workload.name)
-    bare = runner.run(command, ctx.python_env, os.path.join(directory, "bare"), ctx.timeout)
+    bare = runner.run(command, ctx.python_env, os.path.join(directory, "bare"),
+                      runner.run_timeout(ctx))
     if bare.rc == SKIP_STATUS:
         row.skipped = bare.tail(1)
         return row
@@ -149,13 +150,13 @@ def run_workload(workload, ctx):
         row.failures.append(f"bare run: {bare.describe()}")
         return row
     shim = runner.run(command, runner.shim_environment(ctx.python_env, ctx.shim, ""),
-                      os.path.join(directory, "shim"), ctx.timeout)
+                      os.path.join(directory, "shim"), runner.run_timeout(ctx))
     if shim.rc != 0:
         row.failures.append(f"under gputrace: {shim.describe()}")
         return row
     row.wall_bare, row.wall_shim = bare.wall_s, shim.wall_s
     cupti = runner.run(command, runner.cupti_environment(ctx.python_env, ctx.cupti_ref, ""),
-                       os.path.join(directory, "cupti"), ctx.timeout)
+                       os.path.join(directory, "cupti"), runner.run_timeout(ctx))
     if cupti.rc != 0:
         row.failures.append(f"under CUPTI: {cupti.describe()}")
         return row

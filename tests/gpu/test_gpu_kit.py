@@ -5,7 +5,6 @@ time), the Python workloads' plausibility checks, and scripts/gpu-check.sh's ans
 where no NVIDIA driver is (with --skip-build: it checks this build, rebuilds nothing).
 
 test_gpu_kit.py REPO BUILD_DIR"""
-import copy
 import json
 import os
 import shutil
@@ -92,6 +91,23 @@ class Compare(unittest.TestCase):
         rc, out = self.run_compare("--floor-us", "10")
         self.assertEqual(rc, 0, out)
         self.assertTrue(self.row(out).endswith(" ok (floor)"), out)
+
+    def test_overlapping_streams_hold_only_the_lower_bound(self):
+        for row in self.cupti["kernels"]:
+            row["gpu_ns"] = int(row["gpu_ns"] * 0.7)
+        self.assertEqual(self.run_compare()[0], 1)
+        rc, out = self.run_compare("--overlap")
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(self.row(out).endswith(" ok (overlap)"), out)
+        self.assertRegex(out, r"note cu_streams: kernel GPU time \+\d+ ns per timed operation "
+                              r"over CUPTI's: waits behind other streams' work")
+        # Shorter than the work: wrong whatever the streams do.
+        self.cupti = canned("cupti_cu_streams.json")
+        for row in self.ours["kernels"]:
+            row["gpu_ns"]["total"] = int(row["gpu_ns"]["total"] * 0.7)
+        rc, out = self.run_compare("--overlap")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("allowed below CUPTI's", out)
 
     def test_missing_kernel_fails(self):
         self.ours["kernels"] = [r for r in self.ours["kernels"] if r["name"] != BLOCK_SUM]
