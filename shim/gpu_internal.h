@@ -1,5 +1,5 @@
-/* What the GPU-timing files share (gpu_time.c, gpu_pool.c, gpu_epoch.c,
- * gpu_resolve.c, gpu_driver.c). Nothing here leaves the shim.
+/* What the GPU-timing files share (gpu_time.c, gpu_pairs.c, gpu_pool.c,
+ * gpu_epoch.c, gpu_resolve.c, gpu_driver.c). Nothing here leaves the shim.
  *
  * Objects:
  *  - a pair: two timing events, bookkeeping from a slab that is never
@@ -131,7 +131,7 @@ typedef struct gt_gpu_epoch {
 
 enum gt_gpu_pool_state {
     GT_POOL_FREE,     /* reusable */
-    GT_POOL_INIT,     /* being set up by one thread: others time nothing meanwhile */
+    GT_POOL_INIT,     /* being set up by one thread: others wait for it */
     GT_POOL_LIVE,     /* serving ctx */
     GT_POOL_FAILED,   /* set-up failed: ctx is not timed until it is retired */
     GT_POOL_RETIRING, /* its context is going away */
@@ -169,10 +169,36 @@ struct gt_gpu_pool {
     struct gt_gpu_pool *next; /* registry; map lock */
 };
 
+static inline uint32_t gt_gpu_gen(const struct gt_gpu_pool *pool)
+{
+    return atomic_load_explicit(&pool->gen, memory_order_acquire);
+}
+
 /* The pool serving ctx, set up on first use (ctx must be current).
  * NULL: no timing for ctx now (set-up failed or in progress elsewhere,
  * the context is being retired). *gen gets the generation served. */
 struct gt_gpu_pool *gt_gpu_pool_get(CUcontext ctx, uint32_t *gen);
+
+/* After a failed record: if the pool's context was destroyed without the
+ * shim seeing it and its handle now names another context, the pool is
+ * forgotten (its events died with their context). */
+void gt_gpu_pool_verify(struct gt_gpu_pool *pool, CUcontext ctx);
+
+/* Retires the pool of ctx, if any (gt_gpu_retire_context's work). */
+void gt_gpu_pool_retire(CUcontext ctx);
+
+/* Forgets every pool and pair without calling the driver (forked child). */
+void gt_gpu_pool_reset_after_fork(void);
+
+/* ------------------------------------------------------------ gpu_pairs.c */
+
+/* Returns a list of pairs without events (linked through next) to the
+ * slab; n_live of them leave the live count. */
+void gt_gpu_slab_put(gt_gpu_pair *list, uint32_t n_live);
+/* n pairs leave the live count (their events are gone). */
+void gt_gpu_slab_forget(uint32_t n);
+void gt_gpu_slab_reset_after_fork(void);
+void gt_gpu_destroy_event(CUevent *ev); /* and sets it NULL */
 
 /* Moves up to `max` free pairs of pool generation `gen` from the pool's
  * free list onto *list. Returns how many. */
@@ -202,17 +228,6 @@ void gt_gpu_pair_let_go(gt_gpu_pair *p);
  * for one pair with the pool lock held. */
 void gt_gpu_pool_put(struct gt_gpu_pool *pool, gt_gpu_pair *list);
 void gt_gpu_pool_put_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p);
-
-/* After a failed record: if the pool's context was destroyed without the
- * shim seeing it and its handle now names another context, the pool is
- * forgotten (its events died with their context). */
-void gt_gpu_pool_verify(struct gt_gpu_pool *pool, CUcontext ctx);
-
-/* Retires the pool of ctx, if any (gt_gpu_retire_context's work). */
-void gt_gpu_pool_retire(CUcontext ctx);
-
-/* Forgets every pool and pair without calling the driver (forked child). */
-void gt_gpu_pool_reset_after_fork(void);
 
 /* ------------------------------------------------------------ gpu_resolve.c */
 

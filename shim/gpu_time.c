@@ -41,11 +41,6 @@ static pthread_key_t cache_key;
 static int cache_key_ok;       /* written at load */
 static _Atomic int work_noted; /* 0 -> 1 once (CAS); relaxed: only the atexit call hangs on it */
 
-static uint32_t gen_of(const struct gt_gpu_pool *pool)
-{
-    return atomic_load_explicit(&pool->gen, memory_order_acquire);
-}
-
 /* ------------------------------------------------------------ thread caches */
 
 static void cache_flush(struct pair_cache *c)
@@ -104,7 +99,7 @@ static void reclaim(struct pair_cache *c)
         c->flight = p->flight_next;
         atomic_store_explicit(&p->holds, 0, memory_order_relaxed);
         atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
-        if (p->pool == c->pool && p->gen == c->gen && gen_of(p->pool) == c->gen && p->start) {
+        if (p->pool == c->pool && p->gen == c->gen && gt_gpu_gen(p->pool) == c->gen && p->start) {
             cache_push(c, p);
         } else {
             p->next = NULL;
@@ -155,7 +150,7 @@ static gt_gpu_pair *cache_refill(struct pair_cache *c, CUcontext ctx)
 static gt_gpu_pair *take_pair(CUcontext ctx)
 {
     struct pair_cache *c = &cache;
-    if (GT_LIKELY(c->head && c->ctx == ctx && gen_of(c->pool) == c->gen)) return cache_pop(c);
+    if (GT_LIKELY(c->head && c->ctx == ctx && gt_gpu_gen(c->pool) == c->gen)) return cache_pop(c);
     return cache_refill(c, ctx);
 }
 
@@ -165,7 +160,8 @@ static void release_pair(gt_gpu_pair *p)
 {
     struct pair_cache *c = &cache;
     atomic_store_explicit(&p->state, GT_PAIR_FREE, memory_order_relaxed);
-    if (c->pool == p->pool && p->gen == c->gen && c->n < CACHE_MAX && gen_of(p->pool) == c->gen) {
+    if (c->pool == p->pool && p->gen == c->gen && c->n < CACHE_MAX &&
+        gt_gpu_gen(p->pool) == c->gen) {
         cache_push(c, p);
         return;
     }
