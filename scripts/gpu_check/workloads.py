@@ -40,8 +40,8 @@ class WorkloadRow(RunRow):
     version: str = ""
     skipped: str = ""
     kernel: str = ""
-    launches: tuple = None  # (ours, CUPTI, made)
-    kernel_ns: tuple = None  # (ours, CUPTI)
+    launches: tuple = None  # (ours, CUPTI or "-", made)
+    kernel_ns: tuple = None  # (ours, CUPTI or None)
     copy_bytes: tuple = None  # (HtoD, DtoH) in ours
     compile: str = ""
 
@@ -64,25 +64,34 @@ def _cupti_ns(row):
     return row["gpu_ns"] + row.get("graph_gpu_ns", 0)
 
 
+def _check_launches(row, who, calls, pattern, made):
+    if pattern and calls != made:
+        row.failures.append(f"{who}: {calls} launches of *{pattern}*, the workload made {made}")
+    if not pattern and calls < made:
+        row.failures.append(f"{who}: {calls} kernel launches, the workload made at least {made}")
+
+
 def check_workload(row, work, ours, cupti):
-    """Fills `row` from the workload's own account and both tracers' reports."""
+    """Fills `row` from the workload's own account and both tracers' reports (cupti
+    None: its run failed, and only gputrace's report is checked)."""
     fail = row.failures.append
     pattern, made = work.get("kernel"), work["launches"]
     row.kernel = pattern or "(all)"
-    ours_named, cupti_named = _kernels(ours, pattern), _kernels(cupti, pattern)
+    ours_named = _kernels(ours, pattern)
     ours_calls = sum(r["calls"] for r in ours_named)
-    cupti_calls = sum(r["calls"] for r in cupti_named)
-    row.launches = (ours_calls, cupti_calls, made)
-    row.kernel_ns = (sum(_ours_ns(r) for r in ours_named), sum(_cupti_ns(r) for r in cupti_named))
-    for who, calls in (("ours", ours_calls), ("CUPTI", cupti_calls)):
-        if pattern and calls != made:
-            fail(f"{who}: {calls} launches of *{pattern}*, the workload made {made}")
-        if not pattern and calls < made:
-            fail(f"{who}: {calls} kernel launches, the workload made at least {made}")
-    all_ours = sum(r["calls"] for r in _kernels(ours, None))
-    all_cupti = sum(r["calls"] for r in _kernels(cupti, None))
-    if all_ours != all_cupti:
-        fail(f"kernel launches in all: ours {all_ours}, CUPTI {all_cupti}")
+    row.launches = (ours_calls, "-", made)
+    row.kernel_ns = (sum(_ours_ns(r) for r in ours_named), None)
+    _check_launches(row, "ours", ours_calls, pattern, made)
+    if cupti is not None:
+        cupti_named = _kernels(cupti, pattern)
+        cupti_calls = sum(r["calls"] for r in cupti_named)
+        row.launches = (ours_calls, cupti_calls, made)
+        row.kernel_ns = (row.kernel_ns[0], sum(_cupti_ns(r) for r in cupti_named))
+        _check_launches(row, "CUPTI", cupti_calls, pattern, made)
+        all_ours = sum(r["calls"] for r in _kernels(ours, None))
+        all_cupti = sum(r["calls"] for r in _kernels(cupti, None))
+        if all_ours != all_cupti:
+            fail(f"kernel launches in all: ours {all_ours}, CUPTI {all_cupti}")
     for r in ours_named:
         if _ours_ns(r) <= 0:
             fail(f"no GPU time for {r['name']}")
@@ -155,26 +164,30 @@ def run_workload(workload, ctx):
         row.failures.append(f"under gputrace: {shim.describe()}")
         return row
     row.wall_bare, row.wall_shim = bare.wall_s, shim.wall_s
-    cupti = runner.run(command, runner.cupti_environment(ctx.python_env, ctx.cupti_ref, ""),
-                       os.path.join(directory, "cupti"), runner.run_timeout(ctx))
-    if cupti.rc != 0:
-        row.failures.append(f"under CUPTI: {cupti.describe()}")
-        return row
     work, why = _read_work(shim)
     ours, why_ours = runner.load_report(shim, "ours")
-    reference, why_cupti = runner.load_report(cupti, "cupti")
-    for problem, where in ((why, shim), (why_ours, shim), (why_cupti, cupti)):
+    for problem in (why, why_ours):
         if problem:
-            row.failures.append(f"{problem}{where.output_hint()}")
+            row.failures.append(f"under gputrace: {problem}{shim.output_hint()}")
     if row.failures:
         return row
     row.version = work.get("version", "")
+    # A failing CUPTI run leaves gputrace's report to be checked on its own.
+    cupti = runner.run(command, runner.cupti_environment(ctx.python_env, ctx.cupti_ref, ""),
+                       os.path.join(directory, "cupti"), runner.run_timeout(ctx))
+    reference, why_cupti = None, ""
+    if cupti.rc != 0:
+        row.failures.append(f"under CUPTI: {cupti.describe()}")
+    else:
+        reference, why_cupti = runner.load_report(cupti, "cupti")
+        if why_cupti:
+            row.failures.append(f"under CUPTI: {why_cupti}{cupti.output_hint()}")
     check_workload(row, work, ours, reference)
     return row
 
 
-_COLUMNS = (("workload", 8), ("version", 22), ("kernel", 16), ("launches", 18),
-            ("kernel GPU time", 22), ("diff", 7), ("HtoD / DtoH", 20), ("compile", 30),
+_COLUMNS = (("workload", 8), ("kernel", 16), ("launches", 18),
+            ("kernel GPU time", 22), ("diff", 7), ("HtoD / DtoH", 21), ("compile", 32),
             ("wall bare / shim", 17), ("ovhd", 7), ("result", 0))
 LEGEND = ("launches: gputrace/CUPTI/made by the workload; kernel GPU time: gputrace / CUPTI "
           "(separate runs, not checked); HtoD / DtoH: bytes gputrace recorded")
@@ -191,10 +204,11 @@ def _row_line(row):
     launches = "/".join(str(n) for n in row.launches) if row.launches else "-"
     kernel_time, diff = "-", ""
     if row.kernel_ns:
-        kernel_time = f"{fmt_ns(row.kernel_ns[0])} / {fmt_ns(row.kernel_ns[1])}"
-        diff = fmt_diff(*row.kernel_ns)
+        ours, reference = row.kernel_ns
+        kernel_time = f"{fmt_ns(ours)} / {fmt_ns(reference) if reference is not None else '-'}"
+        diff = fmt_diff(ours, reference) if reference is not None else ""
     copies = " / ".join(fmt_bytes(n) for n in row.copy_bytes) if row.copy_bytes else "-"
-    return _line((row.name, row.version, row.kernel or "-", launches, kernel_time, diff, copies,
+    return _line((row.name, row.kernel or "-", launches, kernel_time, diff, copies,
                   row.compile or "-", wall, overhead, "ok" if row.ok else "FAIL"))
 
 
@@ -202,4 +216,7 @@ def workload_lines(rows):
     lines = [_line([heading for heading, _ in _COLUMNS])]
     lines += [_row_line(row) for row in rows]
     lines.append(LEGEND)
+    versions = [f"{row.name} ({row.version})" for row in rows if row.version]
+    if versions:
+        lines.append("versions: " + "; ".join(versions))
     return lines + detail_lines(rows)

@@ -202,6 +202,14 @@ class Workload(unittest.TestCase):
         self.assertIn("kernel GPU time 4000005000 ns exceeds the wall time 3000000000 ns",
                       self.check().failures)
 
+    def test_without_cupti_gputrace_alone_is_checked(self):
+        row = workloads.WorkloadRow("numba")
+        workloads.check_workload(row, self.WORK, self.ours, None)
+        self.assertEqual(row.failures, [])
+        self.assertEqual(row.launches, (200, "-", 200))
+        self.assertEqual(workloads.workload_lines([row])[1].split()[:6],
+                         ["numba", "gt_numba_axpy", "200/-/200", "8.00ms", "/", "-"])
+
     def test_copy_without_time_fails(self):
         self.ours["memcpy"][1]["gpu_ns"] = stats(0, 1)
         self.assertIn("DtoH: no GPU time", self.check().failures)
