@@ -134,6 +134,15 @@ def run_program(program, ctx):
     return row
 
 
+def _guarded(check, item, ctx, row_type):
+    """check(item, ctx), or a failed row when the check itself breaks (a report of an
+    unexpected shape, say): one program's trouble never stops the others'."""
+    try:
+        return check(item, ctx)
+    except Exception as e:  # noqa: BLE001 - any error becomes the row's failure
+        return row_type(item.name, failures=[f"the check broke: {type(e).__name__}: {e}"])
+
+
 def check_artifacts(build):
     missing = [path for path in ARTIFACTS if not os.path.isfile(os.path.join(build, path))]
     for path in missing:
@@ -187,14 +196,15 @@ def main():
         if selected and not selected.search(program.name):
             continue
         print(f"running {program.name}", flush=True)
-        rows.append(run_program(program, ctx))
+        rows.append(_guarded(run_program, program, ctx, ProgramRow))
     python_rows = []
     if not args.no_python:
         for workload in workloads.WORKLOADS:
             if selected and not selected.search(workload.name):
                 continue
             print(f"running python workload {workload.name}", flush=True)
-            python_rows.append(workloads.run_workload(workload, ctx))
+            python_rows.append(_guarded(workloads.run_workload, workload, ctx,
+                                        workloads.WorkloadRow))
 
     print()
     for line in program_lines(rows):
