@@ -91,25 +91,25 @@ def _timed_estimate(stats, calls):
     return min(calls, round(stats["total"] / stats["avg"]))
 
 
+def _ours_work(row):
+    gpu = row["gpu_ns"]
+    return Work(row["calls"], row.get("bytes", 0), gpu["total"],
+                _timed_estimate(gpu, row["calls"]))
+
+
 def from_ours(doc):
     """Totals from gputrace's JSON report (SPEC section 6)."""
     t = Totals(dropped=doc.get("totals", {}).get("dropped", 0))
     for row in doc.get("kernels", []):
-        gpu = row["gpu_ns"]
-        w = Work(row["calls"], 0, gpu["total"], _timed_estimate(gpu, row["calls"]))
         if row["name"] == GRAPH_ROW:
-            t.graph.add(w)
+            t.graph.add(_ours_work(row))
         else:
-            _add_row(t.kernels, row["name"], w)
+            _add_row(t.kernels, row["name"], _ours_work(row))
     for row in doc.get("memcpy", []):
-        gpu = row["gpu_ns"]
         key = (row["direction"], row["host_memory"], bool(row["async"]))
-        _add_row(t.memcpy, key,
-                 Work(row["calls"], row["bytes"], gpu["total"], _timed_estimate(gpu, row["calls"])))
+        _add_row(t.memcpy, key, _ours_work(row))
     for row in doc.get("memset", []):
-        gpu = row["gpu_ns"]
-        _add_row(t.memset, bool(row.get("async", False)),
-                 Work(row["calls"], row["bytes"], gpu["total"], _timed_estimate(gpu, row["calls"])))
+        _add_row(t.memset, bool(row.get("async", False)), _ours_work(row))
     return t
 
 
