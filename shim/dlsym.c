@@ -5,7 +5,10 @@
  * asks glibc's, and when the answer is libcuda.so.1's own export of a name
  * the shim wraps, returns that variant's wrapper instead; the runtime's
  * exports likewise when the answer is the definition the shim's runtime
- * wrappers call. Anything else is glibc's answer, untouched.
+ * wrappers call. A compiler library's function (NVRTC, NVVM, nvJitLink)
+ * found in a library the program opened itself becomes the wrapper's real
+ * function (gt_hook_adopt), so Python packages that dlopen NVRTC are seen.
+ * Anything else is glibc's answer, untouched.
  *
  * Exported under both symbol versions programs link against: GLIBC_2.34
  * (glibc 2.34 moved dlsym into libc) and the architecture's first glibc
@@ -15,8 +18,8 @@
  * the caller) and for RTLD_DEFAULT (the caller's scope). So the entry
  * points hand those lookups to glibc as tail calls, and the caller glibc
  * sees stays the program's: the functions are always optimised for that,
- * whatever the build type. Only a "cu" name with a real handle goes through
- * the shim's own code. */
+ * whatever the build type. Only a "cu", "nv" or "__nv" name with a real
+ * handle goes through the shim's own code. */
 #include "internal.h"
 #include "intercept.h"
 
@@ -35,7 +38,10 @@ static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, co
     /* A driver name is compared with libcuda.so.1's own export; the shim
      * never loads the driver for this: if it is not loaded, `found` is not
      * the driver's. */
-    if (h->lib != GT_LIB_DRIVER || gt_cuda_real_loaded(name)) mine = gt_hook_global(h);
+    if (h->lib == GT_LIB_COMPILER)
+        mine = gt_hook_adopt(h, found);
+    else if (h->lib != GT_LIB_DRIVER || gt_cuda_real_loaded(name))
+        mine = gt_hook_global(h);
     void *answer = mine == found ? h->wrapper : found;
     if (gt_log_debug_enabled())
         gt_debug("dlsym(%s) -> %s", name,
@@ -47,10 +53,13 @@ static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, co
     return answer;
 }
 
+/* Driver and runtime names start with "cu"; NVRTC, NVVM and nvJitLink
+ * names with "nv", nvJitLink's versioned ones with "__nv". */
 static inline int maybe_cuda(void *handle, const char *name)
 {
-    return handle != RTLD_NEXT && handle != RTLD_DEFAULT && name && name[0] == 'c' &&
-           name[1] == 'u';
+    if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || !name) return 0;
+    if (name[0] == '_' && name[1] == '_' && name[2] == 'n' && name[3] == 'v') return 1;
+    return (name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v');
 }
 
 /* Both versions: `optimize` keeps the glibc calls tail calls (see above). */

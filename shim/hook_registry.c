@@ -112,11 +112,24 @@ static unsigned mode_of(const gt_hook *h)
     return mode;
 }
 
+static const char *library_name(const gt_hook *h)
+{
+    switch ((enum gt_hook_lib)h->lib) {
+    case GT_LIB_DRIVER:
+        return "CUDA driver";
+    case GT_LIB_RUNTIME:
+        return "CUDA runtime";
+    case GT_LIB_COMPILER:
+        break;
+    }
+    return "CUDA compiler";
+}
+
 static void warn_missing(gt_hook *h)
 {
     if (!atomic_exchange_explicit(&h->warned, 1, memory_order_relaxed))
-        gt_warn("%s: not found in the CUDA %s library; the call returns an error", h->name,
-                h->lib == GT_LIB_DRIVER ? "driver" : "runtime");
+        gt_warn("%s: not found in the %s library; the call returns an error", h->name,
+                library_name(h));
 }
 
 /* The definition a call from `caller` would have bound to: the one its
@@ -171,7 +184,7 @@ void *gt_hook_resolve(gt_hook *h, const void *caller)
     atomic_store_explicit(&h->api, api, memory_order_relaxed);
     atomic_store_explicit(&h->mode, (uint8_t)mode_of(h), memory_order_relaxed);
     atomic_store_explicit(&h->per_thread, (uint8_t)gt_hook_is_per_thread(h), memory_order_relaxed);
-    if (!p && h->lib == GT_LIB_RUNTIME) {
+    if (!p && h->lib != GT_LIB_DRIVER) {
         atomic_store_explicit(&h->real, GT_HOOK_PER_CALLER, memory_order_release);
         return caller ? caller_real(h, caller) : GT_HOOK_PER_CALLER;
     }
@@ -186,4 +199,18 @@ void *gt_hook_resolve(gt_hook *h, const void *caller)
                  p);
     atomic_store_explicit(&h->real, p, memory_order_release);
     return p;
+}
+
+void *gt_hook_adopt(gt_hook *h, void *fn)
+{
+    void *p = gt_hook_global(h);
+    if (p || !fn || fn == h->wrapper) return p;
+    /* Resolved (mode and api id stored) with nothing global: PER_CALLER. */
+    void *expected = GT_HOOK_PER_CALLER;
+    if (atomic_compare_exchange_strong_explicit(&h->real, &expected, fn, memory_order_release,
+                                                memory_order_acquire)) {
+        if (gt_log_debug_enabled()) gt_debug("hooked %s: real found by dlsym at %p", h->name, fn);
+        return fn;
+    }
+    return gt_hook_global(h);
 }

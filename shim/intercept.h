@@ -26,6 +26,10 @@
 enum gt_hook_lib {
     GT_LIB_DRIVER,  /* real function: libcuda.so.1's export (gt_cuda_real) */
     GT_LIB_RUNTIME, /* real function: the next definition after the shim (RTLD_NEXT) */
+    /* NVRTC, NVVM, nvJitLink: found as the runtime's are, or, when the
+     * program opened the library itself and took the function with dlsym
+     * (as Python packages do), the function dlsym found (gt_hook_adopt). */
+    GT_LIB_COMPILER,
 };
 
 /* Mode bits, fixed when the hook is first resolved (from gt_cfg). A hook
@@ -80,6 +84,13 @@ static inline void *gt_hook_real(gt_hook *h, const void *caller)
 /* The real function for every caller alike; NULL when there is none or it
  * depends on the caller (dlsym and cuGetProcAddress compare with it). */
 void *gt_hook_global(gt_hook *h);
+
+/* A compiler library's function `fn` that dlsym found for the program:
+ * becomes the hook's real function for every caller when the global scope
+ * has none (one copy of each library per process is assumed: the first
+ * adopted stays). Returns the hook's real function for every caller, so
+ * that dlsym hands out the wrapper only when it calls `fn`. */
+void *gt_hook_adopt(gt_hook *h, void *fn);
 
 static inline unsigned gt_hook_mode(const gt_hook *h)
 {
@@ -166,14 +177,25 @@ uint32_t gt_kernel_stub_name(uint64_t stub);
 void gt_kernel_names_invalidate(void);
 
 /* --------------------------------------------------------------- hostmem.c
- * Where a pointer's memory lives, as a copy's host side sees it. The memory
- * category will replace this by an address registry fed by the allocation
- * hooks; it stays behind this one function. */
+ * Where a pointer's memory lives, as a copy's host side sees it: the
+ * registry of page-locked and managed host ranges the allocation hooks
+ * feed (hostmem_registry.h), the driver only for pointers it cannot know. */
 
 /* GT_HOST_NONE for device memory, else the kind of host memory (managed
- * memory counts as host memory). Calls the real driver: never from the
- * drain thread. */
+ * memory counts as host memory). A registry lookup, lock-free; a pointer
+ * outside every known range is asked of the real driver once per page and
+ * registry version: never from the drain thread. Keeps errno. */
 enum gt_host_mem gt_host_mem_kind(const void *ptr);
+
+/* Whether copies are classified (the memcpy category is on): the hooks
+ * keep the registry only then, whatever else is recorded. */
+int gt_host_mem_tracking(void);
+
+/* [start, start + bytes) became page-locked (GT_HOST_PINNED) or managed
+ * (GT_HOST_MANAGED) memory; the range starting at `start` was freed or
+ * unregistered (unknown starts are ignored). */
+void gt_host_mem_note(const void *start, uint64_t bytes, enum gt_host_mem kind);
+void gt_host_mem_forget(const void *start);
 
 /* -------------------------------------------------------------- errnames.c */
 

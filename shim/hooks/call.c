@@ -9,9 +9,10 @@
  * the runtime call is (the copy of a cudaMemcpy, the launch of a
  * cudaLaunchKernel, the synchronize of a cudaStreamSynchronize). A further
  * GPU operation under the same runtime call is recorded by the driver
- * wrapper as its own event; anything else the runtime does on the way
- * (initialisation, an internal synchronize) belongs to the runtime call and
- * is not recorded again. */
+ * wrapper as its own event, and so is a module load (the runtime loading
+ * the program's code lazily, under its first launch); anything else the
+ * runtime does on the way (initialisation, an internal synchronize)
+ * belongs to the runtime call and is not recorded again. */
 #include "hook.h"
 
 __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
@@ -49,6 +50,12 @@ static inline int is_gpu_work(unsigned kind)
 {
     return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
            kind == GT_EV_MEMSET;
+}
+
+/* Recorded by a driver wrapper even under a runtime call of another kind. */
+static inline int is_own_work(unsigned kind)
+{
+    return is_gpu_work(kind) || kind == GT_EV_MODULE;
 }
 
 /* The id a stream gets in records: 0 for the legacy default stream,
@@ -115,6 +122,9 @@ static void describe(const gt_call *c, CUresult r, gt_event *ev)
     memcpy(&ev->u, &c->u, sizeof ev->u);
     if (r != CUDA_SUCCESS || !(gt_hook_mode(c->hook) & GT_HOOK_WORK)) return;
     if (c->kind == GT_EV_MEMCPY) describe_copy(c, ev);
+    /* An allocation or free belongs to a device row of the memory table. */
+    if (c->kind == GT_EV_ALLOC || c->kind == GT_EV_FREE)
+        ev->device = c->device != GT_NO_DEVICE ? c->device : current_device();
     if (c->kind == GT_EV_KERNEL)
         ev->name = c->func_is_stub ? gt_kernel_stub_name(c->u.kernel.func)
                                    : gt_kernel_name(c->u.kernel.func);
@@ -181,7 +191,7 @@ void gt_driver_after(gt_call *c, CUresult r)
         GT_SHIM_WORK(describe(c, r, &d->work));
         d->pair = c->pair;
         d->filled = 1;
-    } else if (!d || is_gpu_work(c->kind)) {
+    } else if (!d || is_own_work(c->kind)) {
         gt_event *ev = begin(c);
         if (ev) {
             describe(c, r, ev);

@@ -16,6 +16,8 @@
  * c.u.mem, a new handle's name. Wrappers that need more are written out
  * with the pieces (GT_DRIVER_HOOK, GT_DRIVER_ENTER, gt_call_init,
  * GT_DRIVER_CALL[_THEN]); runtime wrappers use the GT_RUNTIME_ forms.
+ * Compiler libraries (NVRTC, NVVM, nvJitLink) have their own status types
+ * and no GPU work: their wrappers use compile.h on top of this.
  *
  * The hook registers itself; the registry then serves it to programs that
  * link the library, that dlsym it, or that get it from cuGetProcAddress.
@@ -64,6 +66,7 @@
 
 #define GT_DRIVER_HOOK(sym, base, cat) GT_HOOK_DEFINE(sym, base, GT_LIB_DRIVER, cat)
 #define GT_RUNTIME_HOOK(sym, base, cat) GT_HOOK_DEFINE(sym, base, GT_LIB_RUNTIME, cat)
+#define GT_COMPILER_HOOK(sym, base, cat) GT_HOOK_DEFINE(sym, base, GT_LIB_COMPILER, cat)
 
 /* `real_`: the real function, typed as the wrapper. */
 #define GT_ENTER_ANY(sym, notfound)                                                                \
@@ -99,6 +102,8 @@ typedef struct gt_call {
     uint8_t flags;        /* GT_EVF_ASYNC, GT_EVF_BLOCKING */
     uint8_t per_thread;   /* a _ptsz/_ptds variant: a NULL stream is the per-thread one */
     uint8_t func_is_stub; /* runtime: u.kernel.func is a host stub or runtime handle */
+    uint16_t device;      /* an allocation's device when the call names it (VMM), else
+                             GT_NO_DEVICE: the current context's */
     CUstream stream;
     uint64_t bytes;
     gt_event_payload u; /* launches: u.kernel, copied into the record as it is */
@@ -138,6 +143,7 @@ static inline void gt_call_init(gt_call *c, gt_hook *h, enum gt_event_kind kind)
     c->flags = 0;
     c->per_thread = (uint8_t)gt_hook_per_thread(h);
     c->func_is_stub = 0;
+    c->device = GT_NO_DEVICE;
     c->stream = NULL;
     c->bytes = 0;
     c->copy.src = c->copy.dst = NULL;

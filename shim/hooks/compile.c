@@ -1,0 +1,119 @@
+/* Recording compiler library calls (compile.h). */
+#include "compile.h"
+#include "handles.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+
+void gt_compile_init(gt_compile_call *c, gt_hook *h, enum gt_event_kind kind)
+{
+    c->saved_errno = errno;
+    c->hook = h;
+    c->kind = (uint8_t)kind;
+    c->name = 0;
+    c->bytes = 0;
+    c->inputs = 0;
+    c->options = 0;
+}
+
+void gt_compile_before(gt_compile_call *c)
+{
+    errno = c->saved_errno;
+    c->t0 = gt_clock_ticks();
+}
+
+uint32_t gt_compile_intern(const char *s)
+{
+    gt_strtab *t = gt_names();
+    return t && s ? gt_strtab_intern(t, s, strlen(s)) : 0;
+}
+
+/* The function `name` of the library `real` is in; NULL when none. */
+static void *sibling(const void *real, const char *name)
+{
+    Dl_info info;
+    void *map = NULL;
+    gt_dlsym_fn lookup = gt_real_dlsym();
+    if (!lookup || !dladdr1(real, &info, &map, RTLD_DL_LINKMAP) || !map) return NULL;
+    void *fn = lookup(map, name);
+    dlerror(); /* a failed lookup is no error of the program's */
+    return fn;
+}
+
+const char *gt_compile_status_name(const void *real, const char *fn, const char *type, int status,
+                                   char *buf, size_t size)
+{
+    typedef const char *(*status_string_fn)(int);
+    status_string_fn name_of = (status_string_fn)sibling(real, fn);
+    const char *name = name_of ? name_of(status) : NULL;
+    if (name) return name;
+    snprintf(buf, size, "%s(%d)", type, status);
+    return buf;
+}
+
+void gt_compile_after(const gt_compile_call *c, uint64_t t1, int status, gt_status_namer namer,
+                      const void *real)
+{
+    /* The calls around a compilation count in `api` only. */
+    if (c->kind == GT_EV_API && !(gt_hook_mode(c->hook) & GT_HOOK_API)) return;
+    uint32_t error = 0;
+    if (status != 0) {
+        char buf[48];
+        int entered = gt_guard_enter();
+        error = gt_compile_intern(namer(status, real, buf, sizeof buf));
+        if (entered) gt_guard_leave();
+    }
+    gt_event *ev = gt_ev_begin();
+    if (!ev) return;
+    ev->kind = c->kind;
+    ev->device = GT_NO_DEVICE;
+    ev->api = gt_hook_api(c->hook);
+    ev->name = c->name;
+    ev->result = status;
+    ev->error = error;
+    ev->host_start = c->t0;
+    ev->host_end = t1;
+    ev->bytes = c->bytes;
+    ev->u.compile.inputs = c->inputs;
+    ev->u.compile.options = c->options;
+    gt_ev_commit(ev);
+}
+
+typedef struct input_added {
+    uint64_t bytes;
+    const char *name;
+} input_added;
+
+static int add_input(gt_handle_info *info, void *ctx)
+{
+    const input_added *in = ctx;
+    if (!info->name && in->name) info->name = gt_compile_intern(in->name);
+    info->count++;
+    info->bytes += in->bytes;
+    return 1;
+}
+
+void gt_compile_add_input(gt_handle_table *t, const void *handle, uint64_t bytes, const char *name)
+{
+    int saved = errno;
+    input_added in = {bytes, name};
+    gt_handle_edit(t, (uint64_t)(uintptr_t)handle, 1, add_input, &in);
+    errno = saved;
+}
+
+void gt_compile_describe(gt_compile_call *c, gt_handle_table *t, const void *handle)
+{
+    gt_handle_info info;
+    gt_handle_get(t, (uint64_t)(uintptr_t)handle, &info);
+    c->name = info.name;
+    c->bytes = info.bytes;
+    c->inputs = info.count;
+    c->options = info.options;
+}
+
+void gt_compile_forget(gt_handle_table *t, const void *handle)
+{
+    gt_handle_info info;
+    gt_handle_take(t, (uint64_t)(uintptr_t)handle, &info);
+}

@@ -1,0 +1,95 @@
+/* Module images described for the `module` category (module.h). A file is
+ * mapped read-only to be looked at: the driver reads it next, so its pages
+ * are the ones the load needs anyway. */
+#include "module.h"
+
+#include "image.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DEVICES 64
+
+/* Compute capability + 1 per device ordinal, 0 until asked. Relaxed: every
+ * asker stores the same value. */
+static _Atomic unsigned device_sm[MAX_DEVICES];
+static gt_real_cache ctx_get_device, device_attribute;
+
+static unsigned ask_sm(CUdevice dev)
+{
+    typedef CUresult (*attribute_fn)(int *, CUdevice_attribute, CUdevice);
+    attribute_fn get = (attribute_fn)gt_cuda_real_once(&device_attribute, "cuDeviceGetAttribute");
+    int major = 0, minor = 0;
+    if (!get || get(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
+        get(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS ||
+        major <= 0 || minor < 0)
+        return 0;
+    return (unsigned)(major * 10 + minor);
+}
+
+unsigned gt_module_device_sm(void)
+{
+    typedef CUresult (*get_device_fn)(CUdevice *);
+    get_device_fn get_device = (get_device_fn)gt_cuda_real_once(&ctx_get_device, "cuCtxGetDevice");
+    CUdevice dev = 0;
+    unsigned sm = 0;
+    GT_SHIM_WORK({
+        /* No current context (a library is loaded before any): device 0. */
+        if (!get_device || get_device(&dev) != CUDA_SUCCESS) dev = 0;
+        if (dev >= 0 && dev < MAX_DEVICES) {
+            sm = atomic_load_explicit(&device_sm[dev], memory_order_relaxed);
+            if (!sm) {
+                sm = ask_sm(dev) + 1;
+                atomic_store_explicit(&device_sm[dev], sm, memory_order_relaxed);
+            }
+            sm--;
+        } else {
+            sm = ask_sm(dev);
+        }
+    });
+    return sm;
+}
+
+static void describe(gt_call *c, enum gt_image_kind kind, uint64_t bytes)
+{
+    c->u.module.image_kind = (uint8_t)kind;
+    c->bytes = bytes;
+}
+
+void gt_module_describe(gt_call *c, const void *image)
+{
+    int saved = errno;
+    uint64_t bytes;
+    enum gt_image_kind kind = gt_image_classify(image, SIZE_MAX, gt_module_device_sm(), &bytes);
+    describe(c, kind, bytes);
+    errno = saved;
+}
+
+enum gt_image_kind gt_module_file_kind(const char *path, uint64_t *bytes)
+{
+    int saved = errno;
+    enum gt_image_kind kind = GT_IMAGE_UNKNOWN;
+    *bytes = 0;
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        size_t size = (size_t)st.st_size;
+        void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            kind = gt_image_classify(map, size, gt_module_device_sm(), bytes);
+            munmap(map, size);
+        }
+    }
+    if (fd >= 0) close(fd);
+    errno = saved;
+    return kind;
+}
+
+void gt_module_describe_file(gt_call *c, const char *path)
+{
+    uint64_t bytes;
+    enum gt_image_kind kind = gt_module_file_kind(path, &bytes);
+    describe(c, kind, bytes);
+}

@@ -1,0 +1,23 @@
+/* Describing a module load (the `module` category): the image's kind and
+ * size (image.h) against the architecture of the device that will run it.
+ * Called before the real call, so that the look at the image stays out of
+ * the load's measured time; errno is kept. */
+#ifndef GT_SHIM_HOOKS_MODULE_H
+#define GT_SHIM_HOOKS_MODULE_H
+
+#include "hook.h"
+
+/* An image in memory (PTX text, cubin, fat binary or nvcc's wrapper). */
+void gt_module_describe(gt_call *c, const void *image);
+
+/* An image in a file (cuModuleLoad, cuLibraryLoadFromFile...). */
+void gt_module_describe_file(gt_call *c, const char *path);
+
+/* The kind and size of an image in a file, for links. */
+enum gt_image_kind gt_module_file_kind(const char *path, uint64_t *bytes);
+
+/* The compute capability (major * 10 + minor) of the current context's
+ * device, else of device 0; 0 when the driver cannot say. */
+unsigned gt_module_device_sm(void);
+
+#endif
