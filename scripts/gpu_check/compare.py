@@ -279,6 +279,9 @@ def compare(program, ours, cupti, tolerance=DEFAULT_TOLERANCE, floor_ns=DEFAULT_
         elif check.needs_overlap:
             notes.append(f"{what} GPU time {check.per_operation():+.0f} ns per timed operation "
                          f"over CUPTI's: waits behind other streams' work")
+        elif check.needs_floor:
+            notes.append(f"{what} GPU time {check.per_operation():+.0f} ns per timed operation "
+                         f"against CUPTI's: within the floor")
         if ours_timed != check.timed:
             notes.append(f"{what}: ours timed about {ours_timed} operations, CUPTI "
                          f"{check.timed}")

@@ -28,6 +28,9 @@ PROGRAMS = (
     Program("drv_procaddr", "tests/apps/drv_procaddr", ("20", "1", _ELEMENTS)),
     Program("rt_capi", "tests/apps/rt_capi", ("20", "1", _ELEMENTS)),
     Program("nvrtc_launch", "tests/apps/nvrtc_launch", ("50", _ELEMENTS)),
+    # Kernels of a few microseconds on one stream: what an event pair adds to each, which
+    # the floor must cover (the notes give it per operation).
+    Program("nvrtc_launch_small", "tests/apps/nvrtc_launch", ("500", "4096")),
     Program("fork_after_init", "tests/apps/fork_after_init", ("20", _ELEMENTS)),
     Program("cu_streams", "tests/apps/cu_streams", _STREAMS_ARGS, overlap=True),
     Program("cu_streams_static", "tests/apps/cu_streams_static", _STREAMS_ARGS, overlap=True),

@@ -91,6 +91,8 @@ class Compare(unittest.TestCase):
         rc, out = self.run_compare("--floor-us", "10")
         self.assertEqual(rc, 0, out)
         self.assertTrue(self.row(out).endswith(" ok (floor)"), out)
+        self.assertIn("note cu_streams: kernel GPU time +6015 ns per timed operation against "
+                      "CUPTI's: within the floor", out)
 
     def test_overlapping_streams_hold_only_the_lower_bound(self):
         for row in self.cupti["kernels"]:
