@@ -31,3 +31,14 @@ if(NOT GPUTRACE_SANITIZE)
   set_tests_properties(unit.shim_resolve PROPERTIES ENVIRONMENT
     "LD_PRELOAD=$<TARGET_FILE:gputrace>;LD_LIBRARY_PATH=$<TARGET_FILE_DIR:gtemu_cuda>;GPUTRACE_VERBOSITY=none")
 endif()
+# The memory, compile and module categories' pure parts (label memory): the
+# host-memory registry that classifies copies, module image kinds, handle
+# tables.
+foreach(_unit hostmem:hostmem_registry image:image handles:handles)
+  string(REPLACE ":" ";" _unit ${_unit})
+  list(GET _unit 0 _test)
+  list(GET _unit 1 _source)
+  gt_unit_test(shim_${_test} SOURCES test_shim_${_test}.c ${PROJECT_SOURCE_DIR}/shim/${_source}.c
+               LIBS Threads::Threads LABELS shim memory)
+  target_include_directories(unit_shim_${_test} PRIVATE ${PROJECT_SOURCE_DIR}/report)
+endforeach()
