@@ -126,17 +126,80 @@ static void map_release(gt_block_map *map)
     memset(map, 0, sizeof(*map));
 }
 
-static void release_bytes(gt_mem_device *d, uint64_t bytes)
+static int by_time(const void *a, const void *b)
+{
+    const gt_mem_delta *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    /* At the same moment frees come first: no peak that never was. */
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* Replays the first n deltas (sorted) from the fold; returns the peak
+ * they reach and leaves the bytes in use after them in *bytes. */
+static int64_t replay(const gt_mem_delta *deltas, uint32_t n, int64_t *bytes, int64_t peak)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        *bytes += deltas[i].bytes;
+        if (*bytes > peak) peak = *bytes;
+    }
+    return peak;
+}
+
+/* The older half of the deltas goes into the fold. */
+static void fold(gt_mem_device *d)
+{
+    if (d->ndeltas < 2) return;
+    qsort(d->deltas, d->ndeltas, sizeof(*d->deltas), by_time);
+    uint32_t half = d->ndeltas / 2;
+    d->folded_peak = replay(d->deltas, half, &d->folded_bytes, d->folded_peak);
+    d->folded_time = d->deltas[half - 1].time;
+    d->ndeltas -= half;
+    memmove(d->deltas, d->deltas + half, d->ndeltas * sizeof(*d->deltas));
+}
+
+static void note_delta(gt_mem_device *d, uint64_t time, int64_t bytes)
+{
+    if (d->ndeltas == d->deltas_cap) {
+        uint32_t cap = d->deltas_cap ? d->deltas_cap * 2 : 64;
+        gt_mem_delta *grown =
+            cap <= GT_MEM_DELTAS_MAX ? realloc(d->deltas, cap * sizeof(*grown)) : NULL;
+        if (grown) {
+            d->deltas = grown;
+            d->deltas_cap = cap;
+        } else {
+            fold(d);
+        }
+    }
+    if (d->ndeltas == d->deltas_cap) return; /* no memory at all: the arrival-order peak stays */
+    if (time < d->folded_time) time = d->folded_time;
+    d->deltas[d->ndeltas++] = (gt_mem_delta){time, bytes};
+}
+
+void gt_memory_finish(gt_memory *m)
+{
+    for (uint32_t i = 0; i < m->ndevices; i++) {
+        gt_mem_device *d = &m->devices[i];
+        if (!d->deltas) continue;
+        qsort(d->deltas, d->ndeltas, sizeof(*d->deltas), by_time);
+        int64_t bytes = d->folded_bytes;
+        int64_t peak = replay(d->deltas, d->ndeltas, &bytes, d->folded_peak);
+        d->peak_bytes = peak > 0 ? (uint64_t)peak : 0;
+    }
+}
+
+static void release_bytes(gt_mem_device *d, uint64_t bytes, uint64_t time)
 {
     d->frees++;
     d->live_allocs--;
     d->current_bytes -= bytes;
+    note_delta(d, time, -(int64_t)bytes);
 }
 
 static void add_alloc(gt_memory *m, const gt_event *ev)
 {
     uint8_t space = space_of(ev->u.mem.mem_kind);
     gt_mem_block *early_free = map_find(&m->pending, ev->u.mem.addr, space, ev->host_start, false);
+    uint64_t early_free_time = early_free ? early_free->time : 0;
     if (early_free) {
         /* the free's row exists: it was counted there when the free arrived */
         gt_mem_device *fd = device_row(m, early_free->device);
@@ -160,7 +223,8 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
     d->live_allocs++;
     d->current_bytes += ev->bytes;
     if (d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
-    if (early_free) release_bytes(d, ev->bytes);
+    note_delta(d, ev->host_start, (int64_t)ev->bytes);
+    if (early_free) release_bytes(d, ev->bytes, early_free_time);
 }
 
 static void add_free(gt_memory *m, const gt_event *ev)
@@ -169,7 +233,7 @@ static void add_free(gt_memory *m, const gt_event *ev)
     gt_mem_block *blk = map_find(&m->live, ev->u.mem.addr, space, ev->host_start, true);
     if (blk) {
         gt_mem_device *d = device_row(m, blk->device);
-        if (d) release_bytes(d, blk->bytes);
+        if (d) release_bytes(d, blk->bytes, ev->host_start);
         map_remove(&m->live, blk);
         return;
     }
@@ -199,6 +263,8 @@ void gt_memory_free(gt_memory *m)
 {
     map_release(&m->live);
     map_release(&m->pending);
+    for (uint32_t i = 0; i < m->ndevices; i++)
+        free(m->devices[i].deltas);
     free(m->devices);
     memset(m, 0, sizeof(*m));
 }

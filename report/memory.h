@@ -8,8 +8,17 @@
  * the free's, and a free with no such allocation waits (up to
  * GT_MEM_PENDING_FREES) for an allocation of its address that started
  * before it. Frees still waiting at the end, and those past the cap, are
- * frees of unknown addresses. An allocation whose free had already arrived
- * counts toward the peak as if it were live when it arrived. */
+ * frees of unknown addresses.
+ *
+ * The peak is a question of time, not of arrival: threads' records reach
+ * the report a chunk at a time, so another thread's allocations can
+ * arrive after this one's frees although they were live together. Each
+ * change of a device's bytes is kept with its time, and gt_memory_finish
+ * replays them in time order. Until then peak_bytes is the peak in
+ * arrival order. The changes kept are bounded (GT_MEM_DELTAS_MAX per
+ * device): past that, the older half is replayed and folded away, and a
+ * change that arrives later than its moment was folded counts at the
+ * folded moment. */
 #ifndef GT_MEMORY_H
 #define GT_MEMORY_H
 
@@ -19,7 +28,14 @@
 #include "event.h"
 
 #define GT_MEM_PENDING_FREES 4096u
+#define GT_MEM_DELTAS_MAX (1u << 20)
 #define GT_MEM_HOST_DEVICE (-1) /* the row of pinned host memory and device-less records */
+
+/* A change of a device's bytes in use, at a time. */
+typedef struct gt_mem_delta {
+    uint64_t time;
+    int64_t bytes;
+} gt_mem_delta;
 
 typedef struct gt_mem_device {
     int32_t device; /* CUDA ordinal, or GT_MEM_HOST_DEVICE */
@@ -30,6 +46,14 @@ typedef struct gt_mem_device {
     uint64_t live_allocs;   /* still allocated: leaked when the report is written */
     uint64_t unknown_frees; /* frees past the pending cap */
     uint64_t pending_frees; /* frees waiting for their allocation: unknown at the end */
+    /* The changes not yet folded, in arrival order, and the fold: bytes in
+     * use and their peak up to folded_time. */
+    gt_mem_delta *deltas;
+    uint32_t ndeltas;
+    uint32_t deltas_cap;
+    uint64_t folded_time;
+    int64_t folded_bytes;
+    int64_t folded_peak;
 } gt_mem_device;
 
 /* A block: a live allocation, or a free waiting for its allocation. */
@@ -75,6 +99,10 @@ int32_t gt_memory_device_of(const gt_event *ev);
 /* GT_EV_ALLOC and GT_EV_FREE records that succeeded. */
 void gt_memory_add(gt_memory *m, const gt_event *ev);
 void gt_memory_free(gt_memory *m);
+
+/* After the last record: every device's peak, in time order. May be
+ * called again after more records. */
+void gt_memory_finish(gt_memory *m);
 
 /* Frees of unknown addresses on a device row so far. */
 uint64_t gt_memory_unknown_frees(const gt_mem_device *d);

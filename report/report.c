@@ -40,6 +40,7 @@ uint64_t gt_report_event_count(const gt_report *r)
 void gt_report_finish(gt_report *r, uint64_t end_ns)
 {
     gt_nvtx_finish(&r->nvtx, &r->tables[GT_CAT_NVTX], end_ns);
+    gt_memory_finish(&r->memory);
 }
 
 const char *gt_verbosity_name(enum gt_verbosity v)

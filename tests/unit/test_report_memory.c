@@ -160,10 +160,50 @@ static void test_many_blocks(void **unused)
     assert_int_equal(device(0)->peak_bytes, (N / 2 + N) * 256);
 }
 
+/* Two threads' records: thread 2's allocation (at 15) arrives after
+ * thread 1's free (at 30) although both blocks were live from 15 to 30. */
+static void test_peak_in_time_order(void **unused)
+{
+    (void)unused;
+    alloc_at(10, 0x1000, 100, GT_MEM_DEVICE, 0);
+    free_at(30, 0x1000, GT_MEM_DEVICE, 0);
+    alloc_at(15, 0x2000, 50, GT_MEM_DEVICE, 0);
+    free_at(40, 0x2000, GT_MEM_DEVICE, 0);
+    alloc_at(50, 0x3000, 120, GT_MEM_DEVICE, 0);
+    assert_int_equal(device(0)->peak_bytes, 120); /* in arrival order */
+    gt_memory_finish(&mem);
+    assert_int_equal(device(0)->peak_bytes, 150);
+    assert_int_equal(device(0)->current_bytes, 120);
+    /* A free and an allocation at the same moment make no peak. */
+    free_at(60, 0x3000, GT_MEM_DEVICE, 0);
+    alloc_at(60, 0x4000, 200, GT_MEM_DEVICE, 0);
+    gt_memory_finish(&mem);
+    assert_int_equal(device(0)->peak_bytes, 200);
+}
+
+/* More changes than are kept: the older half is folded, the peak stays
+ * exact for records that arrive in time. */
+static void test_peak_after_folding(void **unused)
+{
+    (void)unused;
+    uint64_t n = GT_MEM_DELTAS_MAX; /* n allocations and n frees: folded once at least */
+    for (uint64_t i = 0; i < n; i++) {
+        alloc_at(2 * i, 0x10000000 + i * 64, i == n / 3 ? 5000 : 64, GT_MEM_DEVICE, 0);
+        free_at(2 * i + 1, 0x10000000 + i * 64, GT_MEM_DEVICE, 0);
+    }
+    alloc_at(2 * n, 0x1000, 64, GT_MEM_DEVICE, 0);
+    gt_memory_finish(&mem);
+    assert_int_equal(device(0)->peak_bytes, 5000);
+    assert_int_equal(device(0)->current_bytes, 64);
+    assert_true(device(0)->ndeltas <= GT_MEM_DELTAS_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_peak_and_leak, reset),
+        cmocka_unit_test_teardown(test_peak_in_time_order, reset),
+        cmocka_unit_test_teardown(test_peak_after_folding, reset),
         cmocka_unit_test_teardown(test_free_before_its_alloc, reset),
         cmocka_unit_test_teardown(test_address_reuse_out_of_order, reset),
         cmocka_unit_test_teardown(test_early_free_needs_earlier_alloc, reset),
