@@ -400,6 +400,37 @@ static void test_foreign_domain_handle(void **state)
     assert_int_equal(records[0].u.nvtx.domain, 0);
 }
 
+/* Threads creating the same domains and naming the same categories at
+ * once: every handle names its domain, every name sticks. */
+static void *create_domains(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 64; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "race %d", i % 16);
+        nvtxDomainHandle_t d = DomainCreateA(name);
+        DomainNameCategoryA(d, (uint32_t)(i % 4) + 1, "shared");
+        if (gt_nvtx_domain_of(d)->name != id_of(name)) return (void *)1;
+        if (gt_nvtx_category(gt_nvtx_domain_of(d), (uint32_t)(i % 4) + 1) != id_of("shared"))
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_concurrent_registry(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, create_domains, NULL), 0);
+    for (int i = 0; i < 4; i++) {
+        void *bad;
+        pthread_join(t[i], &bad);
+        assert_null(bad);
+    }
+    collect();
+}
+
 /* With `nvtx` off nothing is recorded but thread names, and the levels
  * stay right. */
 static void test_disabled(void **state)
@@ -440,10 +471,18 @@ int main(void)
 {
     gt_clock_init(0);
     const struct CMUnitTest tests[] = {
-        T(test_protocol),     T(test_levels),           T(test_levels_are_per_thread),
-        T(test_records),      T(test_names_by_content), T(test_long_names_are_cut),
-        T(test_wide_strings), T(test_attributes),       T(test_foreign_domain_handle),
-        T(test_disabled),     T(test_errno_kept),
+        T(test_protocol),
+        T(test_levels),
+        T(test_levels_are_per_thread),
+        T(test_records),
+        T(test_names_by_content),
+        T(test_long_names_are_cut),
+        T(test_wide_strings),
+        T(test_attributes),
+        T(test_foreign_domain_handle),
+        T(test_concurrent_registry),
+        T(test_disabled),
+        T(test_errno_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
