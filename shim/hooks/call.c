@@ -28,7 +28,7 @@ static __thread CUcontext device_ctx __attribute__((tls_model("initial-exec")));
 static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")));
 static gt_real_cache ctx_get_current, ctx_get_device, stream_is_capturing;
 
-static uint16_t current_device(void)
+uint16_t gt_current_device(void)
 {
     typedef CUresult (*get_current_fn)(CUcontext *);
     typedef CUresult (*get_device_fn)(CUdevice *);
@@ -124,14 +124,14 @@ static void describe(const gt_call *c, CUresult r, gt_event *ev)
     if (c->kind == GT_EV_MEMCPY) describe_copy(c, ev);
     /* An allocation or free belongs to a device row of the memory table. */
     if (c->kind == GT_EV_ALLOC || c->kind == GT_EV_FREE)
-        ev->device = c->device != GT_NO_DEVICE ? c->device : current_device();
+        ev->device = c->device != GT_NO_DEVICE ? c->device : gt_current_device();
     if (c->kind == GT_EV_KERNEL)
         ev->name = c->func_is_stub ? gt_kernel_stub_name(c->u.kernel.func)
                                    : gt_kernel_name(c->u.kernel.func);
     /* With timing off the device is not asked on every call: it only
      * places GPU times. */
     if (is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF) {
-        ev->device = current_device();
+        ev->device = gt_current_device();
         if (!c->pair && captured(c)) ev->flags |= GT_EVF_CAPTURED;
     }
 }

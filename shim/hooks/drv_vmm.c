@@ -106,8 +106,10 @@ GT_DRIVER_WRAPPER_THEN(cuMemCreate, cuMemCreate, GT_CAT_MEMORY, GT_EV_ALLOC,
 
 static void release(CUmemGenericAllocationHandle handle)
 {
-    vmm_change ch = {1, GT_NO_DEVICE}; /* a handle the shim never saw: an unknown free */
-    gt_handle_edit(&allocations, (uint64_t)handle, 0, released, &ch);
+    vmm_change ch = {1, GT_NO_DEVICE};
+    /* A handle the shim never saw: an unknown free, on the current device. */
+    if (!gt_handle_edit(&allocations, (uint64_t)handle, 0, released, &ch))
+        GT_SHIM_WORK(ch.device = gt_current_device());
     if (ch.freed) record_free((uint64_t)handle, ch.device);
 }
 

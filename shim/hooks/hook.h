@@ -166,6 +166,10 @@ static inline void gt_call_copy(gt_call *c, const void *dst, enum gt_side dst_si
     c->bytes = bytes;
 }
 
+/* The device of the calling thread's current context, GT_NO_DEVICE when
+ * there is none. Asks the driver (remembered per thread and context). */
+uint16_t gt_current_device(void);
+
 void gt_driver_before(gt_call *c);
 void gt_driver_after(gt_call *c, CUresult r);
 void gt_runtime_before(gt_call *c, gt_rt_detail *d);

@@ -15,7 +15,7 @@
 /* Compute capability + 1 per device ordinal, 0 until asked. Relaxed: every
  * asker stores the same value. */
 static _Atomic unsigned device_sm[MAX_DEVICES];
-static gt_real_cache ctx_get_device, device_attribute;
+static gt_real_cache device_attribute;
 
 static unsigned ask_sm(CUdevice dev)
 {
@@ -31,22 +31,20 @@ static unsigned ask_sm(CUdevice dev)
 
 unsigned gt_module_device_sm(void)
 {
-    typedef CUresult (*get_device_fn)(CUdevice *);
-    get_device_fn get_device = (get_device_fn)gt_cuda_real_once(&ctx_get_device, "cuCtxGetDevice");
-    CUdevice dev = 0;
     unsigned sm = 0;
     GT_SHIM_WORK({
         /* No current context (a library is loaded before any): device 0. */
-        if (!get_device || get_device(&dev) != CUDA_SUCCESS) dev = 0;
-        if (dev >= 0 && dev < MAX_DEVICES) {
+        uint16_t dev = gt_current_device();
+        if (dev == GT_NO_DEVICE) dev = 0;
+        if (dev < MAX_DEVICES) {
             sm = atomic_load_explicit(&device_sm[dev], memory_order_relaxed);
             if (!sm) {
-                sm = ask_sm(dev) + 1;
+                sm = ask_sm((CUdevice)dev) + 1;
                 atomic_store_explicit(&device_sm[dev], sm, memory_order_relaxed);
             }
             sm--;
         } else {
-            sm = ask_sm(dev);
+            sm = ask_sm((CUdevice)dev);
         }
     });
     return sm;

@@ -1,0 +1,262 @@
+/* Allocation patterns through the driver API, each with figures the
+ * program knows (expect.h): the memory table must have exactly them. Each
+ * pattern reaches its own peak, so that a run of one checks how it counts.
+ *
+ *   threads        8 threads x 16 cuMemAlloc of their own size, all live at
+ *                  once (a barrier), then 15 freed each: one leak per thread
+ *   async          cuMemAllocAsync and cuMemAllocFromPoolAsync on a stream,
+ *                  all freed with cuMemFreeAsync (counted freed at the call)
+ *   pitch_managed  cuMemAllocPitch (pitch x height bytes), cuMemAllocManaged
+ *   vmm_mapped     cuMemCreate'd memory mapped and released stays in use
+ *                  until unmapped; unmapped memory is freed at its release
+ *   vmm_retained   a handle retained from a mapping keeps it past the unmap
+ *   pinned         cuMemAllocHost (leaked), cuMemHostAlloc and
+ *                  cuMemHostRegister on the host row
+ *   leak_unknown   a 5 MiB cuMemAlloc never freed; memory the driver
+ *                  allocated behind the tracer's back, freed with cuMemFree:
+ *                  a free of an unknown address
+ *
+ * Usage: mem_patterns [all|PATTERN] (writes GT_EXPECT when set; exit codes
+ * as tests/apps/common/app_util.h) */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_util.h"
+#include "expect.h"
+#include "real_driver.h"
+
+#define THREADS 8
+#define PER_THREAD 16
+#define ASYNC_ALLOCS 10
+#define POOL_ALLOCS 2
+#define MIB (1024ull * 1024)
+
+static CUdevice dev;
+static CUcontext ctx;
+static pthread_barrier_t all_allocated;
+
+static void check(CUresult r, const char *what)
+{
+    if (r == CUDA_SUCCESS) return;
+    const char *name = "unknown CUresult";
+    cuGetErrorName(r, &name);
+    app_fail(what, name, (int)r);
+}
+
+static void *thread_pattern(void *arg)
+{
+    size_t size = MIB + (size_t)(intptr_t)arg * 65536;
+    CUdeviceptr p[PER_THREAD];
+    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    for (int i = 0; i < PER_THREAD; i++) {
+        check(cuMemAlloc(&p[i], size), "cuMemAlloc");
+        expect_alloc(0, size);
+    }
+    pthread_barrier_wait(&all_allocated);
+    for (int i = 0; i < PER_THREAD - 1; i++) {
+        expect_free(0, size);
+        check(cuMemFree(p[i]), "cuMemFree");
+    }
+    return NULL;
+}
+
+static void threads(void)
+{
+    pthread_t t[THREADS];
+    pthread_barrier_init(&all_allocated, NULL, THREADS);
+    for (intptr_t i = 0; i < THREADS; i++)
+        if (pthread_create(&t[i], NULL, thread_pattern, (void *)i) != 0)
+            app_wrong("pthread_create");
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&all_allocated);
+}
+
+static void async(void)
+{
+    CUstream s;
+    CUmemoryPool pool;
+    CUdeviceptr p[ASYNC_ALLOCS + POOL_ALLOCS];
+    size_t size[ASYNC_ALLOCS + POOL_ALLOCS];
+    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    check(cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
+    for (int i = 0; i < ASYNC_ALLOCS + POOL_ALLOCS; i++) {
+        size[i] = MIB + (size_t)i * 4096;
+        if (i < ASYNC_ALLOCS)
+            check(cuMemAllocAsync(&p[i], size[i], s), "cuMemAllocAsync");
+        else
+            check(cuMemAllocFromPoolAsync(&p[i], size[i], pool, s), "cuMemAllocFromPoolAsync");
+        expect_alloc(0, size[i]);
+    }
+    for (int i = 0; i < ASYNC_ALLOCS + POOL_ALLOCS; i++) {
+        expect_free(0, size[i]);
+        check(cuMemFreeAsync(p[i], s), "cuMemFreeAsync");
+    }
+    check(cuStreamSynchronize(s), "cuStreamSynchronize");
+    check(cuStreamDestroy(s), "cuStreamDestroy");
+}
+
+static void pitch_and_managed(void)
+{
+    CUdeviceptr p, m;
+    size_t pitch;
+    check(cuMemAllocPitch(&p, &pitch, 1000, 37, 4), "cuMemAllocPitch");
+    if (pitch < 1000) app_wrong("pitch below the width");
+    expect_alloc(0, pitch * 37);
+    check(cuMemAllocManaged(&m, 3 * MIB, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+    expect_alloc(0, 3 * MIB);
+    expect_free(0, pitch * 37);
+    check(cuMemFree(p), "cuMemFree");
+    expect_free(0, 3 * MIB);
+    check(cuMemFree(m), "cuMemFree");
+}
+
+/* A device allocation of VMM memory, with a handle and a granularity. */
+static CUmemAllocationProp vmm_prop(void)
+{
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    return prop;
+}
+
+static size_t vmm_granularity(const CUmemAllocationProp *prop)
+{
+    size_t g;
+    check(cuMemGetAllocationGranularity(&g, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    return g;
+}
+
+static CUmemGenericAllocationHandle vmm_create(const CUmemAllocationProp *prop, size_t size)
+{
+    CUmemGenericAllocationHandle h;
+    check(cuMemCreate(&h, size, prop, 0), "cuMemCreate");
+    expect_alloc(0, size);
+    return h;
+}
+
+/* Mapped at a reserved range, usable, and its handle released: the memory
+ * stays in use until it is unmapped. Returns the range. */
+static CUdeviceptr vmm_map_and_release(const CUmemAllocationProp *prop,
+                                       CUmemGenericAllocationHandle h, size_t size)
+{
+    CUdeviceptr va;
+    check(cuMemAddressReserve(&va, size, 0, 0, 0), "cuMemAddressReserve");
+    check(cuMemMap(va, size, 0, h, 0), "cuMemMap");
+    CUmemAccessDesc access = {prop->location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    check(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
+    check(cuMemsetD8(va, 7, size), "cuMemsetD8");
+    check(cuMemRelease(h), "cuMemRelease");
+    return va;
+}
+
+static void vmm_unmap(CUdeviceptr va, size_t size)
+{
+    check(cuMemUnmap(va, size), "cuMemUnmap");
+    check(cuMemAddressFree(va, size), "cuMemAddressFree");
+}
+
+/* The peak, 6 granules, holds only if the released but mapped 2 stay in use
+ * while the unmapped 4 are allocated. */
+static void vmm_mapped(void)
+{
+    CUmemAllocationProp prop = vmm_prop();
+    size_t g = vmm_granularity(&prop);
+    CUdeviceptr va = vmm_map_and_release(&prop, vmm_create(&prop, 2 * g), 2 * g);
+    CUmemGenericAllocationHandle unmapped = vmm_create(&prop, 4 * g);
+    expect_free(0, 4 * g);
+    check(cuMemRelease(unmapped), "cuMemRelease"); /* never mapped: freed now */
+    expect_free(0, 2 * g);
+    vmm_unmap(va, 2 * g);
+}
+
+/* A handle retained from its mapping keeps the memory past the unmap: the
+ * peak, 4 granules, holds only if the 1 stays in use until that release. */
+static void vmm_retained(void)
+{
+    CUmemAllocationProp prop = vmm_prop();
+    size_t g = vmm_granularity(&prop);
+    CUmemGenericAllocationHandle h = vmm_create(&prop, g), retained;
+    CUdeviceptr va = vmm_map_and_release(&prop, h, g);
+    check(cuMemRetainAllocationHandle(&retained, (void *)(uintptr_t)va),
+          "cuMemRetainAllocationHandle");
+    if (retained != h) app_wrong("the retained handle is not the mapped one");
+    vmm_unmap(va, g);
+    CUmemGenericAllocationHandle big = vmm_create(&prop, 3 * g);
+    expect_free(0, 3 * g);
+    check(cuMemRelease(big), "cuMemRelease");
+    expect_free(0, g);
+    check(cuMemRelease(retained), "cuMemRelease");
+}
+
+static void pinned(void)
+{
+    void *host, *portable, *registered = NULL;
+    check(cuMemAllocHost(&host, 64 * 1024), "cuMemAllocHost");
+    expect_alloc(EXPECT_HOST_ROW, 64 * 1024);
+    check(cuMemHostAlloc(&portable, 128 * 1024, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    expect_alloc(EXPECT_HOST_ROW, 128 * 1024);
+    if (posix_memalign(&registered, 4096, 256 * 1024) != 0) app_wrong("posix_memalign");
+    check(cuMemHostRegister(registered, 256 * 1024, 0), "cuMemHostRegister");
+    expect_alloc(EXPECT_HOST_ROW, 256 * 1024);
+    expect_free(EXPECT_HOST_ROW, 256 * 1024);
+    check(cuMemHostUnregister(registered), "cuMemHostUnregister");
+    free(registered);
+    expect_free(EXPECT_HOST_ROW, 128 * 1024);
+    check(cuMemFreeHost(portable), "cuMemFreeHost");
+    /* `host` is left allocated: a leak on the host row. */
+}
+
+static void leak_and_unknown(void)
+{
+    CUdeviceptr leaked, unseen;
+    check(cuMemAlloc(&leaked, 5 * MIB), "cuMemAlloc");
+    expect_alloc(0, 5 * MIB);
+    typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
+    alloc_fn real_alloc = (alloc_fn)real_driver_symbol("cuMemAlloc_v2");
+    if (!real_alloc) app_wrong("no cuMemAlloc_v2 in libcuda.so.1's symbol table");
+    check(real_alloc(&unseen, MIB), "cuMemAlloc_v2 (the driver's own)");
+    expect_unknown_free(0);
+    check(cuMemFree(unseen), "cuMemFree");
+}
+
+static const struct pattern {
+    const char *name;
+    void (*run)(void);
+} patterns[] = {
+    {"threads", threads},
+    {"async", async},
+    {"pitch_managed", pitch_and_managed},
+    {"vmm_mapped", vmm_mapped},
+    {"vmm_retained", vmm_retained},
+    {"pinned", pinned},
+    {"leak_unknown", leak_and_unknown},
+};
+
+int main(int argc, char **argv)
+{
+    app_program = "mem_patterns";
+    const char *which = argc > 1 ? argv[1] : "all";
+    check(cuInit(0), "cuInit");
+    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
+    int ran = 0;
+    for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
+        if (strcmp(which, "all") && strcmp(which, patterns[i].name)) continue;
+        patterns[i].run();
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "usage: mem_patterns [all|threads|async|pitch_managed|vmm_mapped|"
+                        "vmm_retained|pinned|leak_unknown]\n");
+        return APP_EXIT_USAGE;
+    }
+    if (expect_write() != 0) app_wrong("cannot write GT_EXPECT");
+    return 0;
+}
