@@ -85,7 +85,7 @@ struct gt_anchor {
     uint64_t gen;
     bool closes; /* recorded right after work: kept if another record follows */
     uint64_t submitted;      /* when the record was submitted */
-    uint64_t work_submitted; /* when the work it may close was submitted */
+    uint64_t work_returned;  /* when the call submitting the work it may close returned */
 };
 
 struct gt_stream {
@@ -117,7 +117,8 @@ struct gt_stream {
     uint64_t submit_now;           /* the submit time gt_stream_begin used */
     uint64_t submit_after;         /* clock and dependencies gt_stream_begin found */
     bool last_was_record;          /* nothing but event records since the last work */
-    uint64_t last_work_submit;     /* when the last work was submitted */
+    uint64_t last_work_returned;   /* when the call submitting the last work returned */
+    bool work_submitted;           /* the call in progress submitted work */
     uint64_t legacy_waited;        /* legacy stream seq already waited for (order_lock) */
     uint64_t waited_by_legacy;     /* our seq the legacy stream already waits for (order_lock) */
 
@@ -156,8 +157,13 @@ uint64_t gt_stream_begin(struct gt_stream *s, size_t n_ops);
 /* Queues a data op; with `may_inline` it runs right here when the worker has
  * nothing queued (the stream's lock is still held, so order is kept). */
 void gt_stream_push(struct gt_stream *s, const struct gt_op *op, bool may_inline);
-/* Accounts one operation that starts at `start` and ends at `end`. */
+/* Accounts one operation that starts at `start` and ends at `end`. Work
+ * (a kernel, copy, memset, graph) fixes the provisional timestamps of the
+ * events before it (event.c); a step that only orders the stream (a wait,
+ * a host function, a stream-ordered free, a prefetch) leaves them to the
+ * work that follows. */
 void gt_stream_advance(struct gt_stream *s, uint64_t start, uint64_t end);
+void gt_stream_advance_step(struct gt_stream *s, uint64_t start, uint64_t end);
 /* Makes later work on s start no earlier than `ts`. */
 void gt_stream_after(struct gt_stream *s, uint64_t ts);
 void gt_stream_end(struct gt_stream *s);
@@ -179,6 +185,9 @@ struct gt_done {
 /* Submits one operation of `duration` ns; op may be NULL (kernels). */
 void gt_stream_submit(struct gt_stream *s, uint64_t duration, const struct gt_op *op,
                       bool may_inline, struct gt_done *done);
+/* Submits a step that takes no GPU time and is not work (see
+ * gt_stream_advance_step); op may be NULL (an ordering point). */
+void gt_stream_submit_step(struct gt_stream *s, const struct gt_op *op, bool may_inline);
 
 /* Waits until the worker of the stream identified by (s, id) finished `seq`
  * ops or the stream is gone. */

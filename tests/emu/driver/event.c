@@ -16,7 +16,9 @@
  *    before, it keeps that work's end (a profiler's stop event followed by
  *    work it did not time); nearer the work after, it is re-timed to that
  *    work's start. Any other provisional record is re-timed to the start
- *    of the work that follows: it opened that work (a "start" event). */
+ *    of the work that follows: it opened that work (a "start" event).
+ *    Steps that only order the stream (waits, host functions, frees) are
+ *    not work: they leave provisional records to the work after them. */
 #include "emu_stream.h"
 
 #include <stdlib.h>
@@ -37,7 +39,8 @@ CUresult gt_event_check(CUevent h, struct gt_event **out)
 static bool closes_previous(const struct gt_anchor *a, uint64_t next_submit)
 {
     if (!a->closes) return false;
-    return a->submitted - a->work_submitted < next_submit - a->submitted;
+    uint64_t after_work = a->submitted > a->work_returned ? a->submitted - a->work_returned : 0;
+    return after_work < next_submit - a->submitted;
 }
 
 void gt_anchor_resolve(struct gt_stream *s, uint64_t start)
@@ -84,7 +87,7 @@ static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen, b
     s->anchors[s->n_anchors].gen = gen;
     s->anchors[s->n_anchors].closes = closes;
     s->anchors[s->n_anchors].submitted = s->submit_now;
-    s->anchors[s->n_anchors].work_submitted = s->last_work_submit;
+    s->anchors[s->n_anchors].work_returned = s->last_work_returned;
     s->n_anchors++;
 }
 

@@ -42,7 +42,7 @@ static CUresult prefetch(CUdeviceptr ptr, size_t count, CUmemLocation location, 
     if (r == CUDA_SUCCESS) r = location_valid(location);
     if (r == CUDA_SUCCESS) r = gt_capture_check_legacy(s);
     if (r != CUDA_SUCCESS || gt_stream_capture(s)) return r;
-    gt_stream_submit(s, 0, NULL, false, NULL); /* ordered with the stream's work */
+    gt_stream_submit_step(s, NULL, false); /* ordered with the stream's work */
     return CUDA_SUCCESS;
 }
 

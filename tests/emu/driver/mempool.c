@@ -286,7 +286,7 @@ static CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool per_thread)
     }
     struct gt_op op = {.kind = GT_OP_FREE_DEVICE};
     op.u.free_ptr = dptr;
-    gt_stream_submit(s, 0, &op, true, NULL);
+    gt_stream_submit_step(s, &op, true);
     return CUDA_SUCCESS;
 }
 

@@ -211,14 +211,25 @@ static void note_clock(struct gt_stream *s, uint64_t end)
         s->ctx->blocking_clock = end;
 }
 
+static void account(struct gt_stream *s, uint64_t end)
+{
+    s->ends[s->ops % GT_QUEUE_DEPTH] = end;
+    s->ops++;
+    note_clock(s, end);
+}
+
 void gt_stream_advance(struct gt_stream *s, uint64_t start, uint64_t end)
 {
     if (s->n_anchors > 0) gt_anchor_resolve(s, start);
-    s->ends[s->ops % GT_QUEUE_DEPTH] = end;
-    s->ops++;
     s->last_was_record = false;
-    s->last_work_submit = s->submit_now;
-    note_clock(s, end);
+    s->work_submitted = true;
+    account(s, end);
+}
+
+void gt_stream_advance_step(struct gt_stream *s, uint64_t start, uint64_t end)
+{
+    (void)start;
+    account(s, end);
 }
 
 void gt_stream_after(struct gt_stream *s, uint64_t ts)
@@ -253,11 +264,17 @@ void gt_stream_end(struct gt_stream *s)
             pthread_cond_signal(&s->work_cond);
         }
     }
+    /* Measured from the call's return: work carried out while it was
+     * submitted (an inline copy) is not host time between calls. */
+    if (s->work_submitted) {
+        s->last_work_returned = gt_now();
+        s->work_submitted = false;
+    }
     pthread_mutex_unlock(&s->lock);
 }
 
-void gt_stream_submit(struct gt_stream *s, uint64_t duration, const struct gt_op *op,
-                      bool may_inline, struct gt_done *done)
+static void submit(struct gt_stream *s, uint64_t duration, const struct gt_op *op, bool may_inline,
+                   struct gt_done *done, bool work)
 {
     uint64_t start = gt_stream_begin(s, op ? 1 : 0);
     uint64_t end = start + duration;
@@ -266,13 +283,27 @@ void gt_stream_submit(struct gt_stream *s, uint64_t duration, const struct gt_op
         timed.start = start;
         gt_stream_push(s, &timed, may_inline);
     }
-    gt_stream_advance(s, start, end);
+    if (work)
+        gt_stream_advance(s, start, end);
+    else
+        gt_stream_advance_step(s, start, end);
     if (done) {
         done->start = start;
         done->end = end;
         done->seq = s->work_tail;
     }
     gt_stream_end(s);
+}
+
+void gt_stream_submit(struct gt_stream *s, uint64_t duration, const struct gt_op *op,
+                      bool may_inline, struct gt_done *done)
+{
+    submit(s, duration, op, may_inline, done, true);
+}
+
+void gt_stream_submit_step(struct gt_stream *s, const struct gt_op *op, bool may_inline)
+{
+    submit(s, 0, op, may_inline, NULL, false);
 }
 
 void gt_stream_wait_work(struct gt_stream *s, unsigned long long id, uint64_t seq)

@@ -184,7 +184,7 @@ static CUresult stream_wait_event(CUstream hStream, CUevent hEvent, unsigned fla
     if (!v.recorded) return CUDA_SUCCESS; /* waiting on a never-recorded event is a no-op */
     uint64_t ready = gt_stream_begin(s, 0);
     gt_stream_push_wait(s, &v.at);
-    gt_stream_advance(s, ready, gt_max_u64(ready, v.ts));
+    gt_stream_advance_step(s, ready, gt_max_u64(ready, v.ts));
     gt_stream_end(s);
     return CUDA_SUCCESS;
 }
@@ -255,7 +255,7 @@ static CUresult launch_host_func(CUstream hStream, CUhostFn fn, void *userData, 
     struct gt_op op = {.kind = GT_OP_HOST_FN};
     op.u.host.fn = fn;
     op.u.host.arg = userData;
-    gt_stream_submit(s, 0, &op, false, NULL);
+    gt_stream_submit_step(s, &op, false);
     return CUDA_SUCCESS;
 }
 
@@ -284,7 +284,7 @@ static CUresult add_callback(CUstream hStream, CUstreamCallback callback, void *
     op.u.callback.cb = callback;
     op.u.callback.handle = hStream;
     op.u.callback.arg = userData;
-    gt_stream_submit(s, 0, &op, false, NULL);
+    gt_stream_submit_step(s, &op, false);
     return CUDA_SUCCESS;
 }
 

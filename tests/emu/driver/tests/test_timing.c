@@ -89,9 +89,9 @@ static void test_elapsed_ignores_host_delays(void **state)
     ok_cu(cuMemAlloc(&d, 64));
     for (int i = 0; i < 3; i++) {
         ok_cu(cuMemsetD8(d, 0, 64)); /* work before the start event */
-        usleep(3000);
+        usleep(20000);
         ok_cu(cuEventRecord(start, NULL)); /* nearer the kernel: its start */
-        usleep(2000);
+        usleep(1000);
         launch1(busy, NULL);
         usleep(5000); /* the kernel is over before the stop is recorded */
         ok_cu(cuEventRecord(stop, NULL));
@@ -134,11 +134,12 @@ static void test_stop_kept_when_work_follows(void **state)
         ok_cu(cuEventRecord(start, NULL));
         ok_cu(cuMemsetD8Async(d, 1, BYTES, NULL));
         ok_cu(cuEventRecord(stop, NULL));
-        usleep(2000);
+        usleep(20000);
         ok_cu(cuMemsetD8Async(d, 2, BYTES, NULL));
         launch1(quick, NULL);
         ok_cu(cuStreamSynchronize(NULL));
         assert_elapsed(start, stop, MEMSET_NS);
+        usleep(20000); /* the next start is nearer its memset than this kernel */
     }
     ok_cu(cuMemFree(d));
 }
