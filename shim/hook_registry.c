@@ -9,7 +9,6 @@
 #include "resolve.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -145,16 +144,13 @@ static void *caller_real(gt_hook *h, const void *caller)
     uint64_t key = (uint64_t)(uintptr_t)caller | (uint64_t)h->id << 48;
     uint64_t v = gt_ptrmap_get(&per_caller, key);
     if (v) return v == NONE_FOR_CALLER ? NULL : (void *)(uintptr_t)v;
-    Dl_info info;
-    void *map = NULL;
-    gt_dlsym_fn lookup = gt_real_dlsym();
-    void *fn = NULL;
-    if (lookup && dladdr1(caller, &info, &map, RTLD_DL_LINKMAP) && map) fn = lookup(map, h->name);
+    const char *object;
+    void *fn = gt_object_symbol(caller, h->name, &object);
     if (fn == h->wrapper) fn = NULL; /* the caller's scope holds the shim (the main program's) */
     gt_ptrmap_put(&per_caller, key, fn ? (uint64_t)(uintptr_t)fn : NONE_FOR_CALLER);
     if (gt_log_debug_enabled())
         gt_debug("hooked %s for a caller in %s: real at %p", h->name,
-                 map ? info.dli_fname : "an unknown object", fn);
+                 object ? object : "an unknown object", fn);
     if (!fn) warn_missing(h);
     return fn;
 }

@@ -141,6 +141,11 @@ typedef struct gt_real_cache {
 
 void *gt_cuda_real_fill(gt_real_cache *c, const char *symbol);
 
+/* The definition of `name` that the object holding `addr` sees (itself,
+ * then its dependencies); NULL when none. *object receives the object's
+ * file name (NULL when `addr` is in none). Leaves dlerror() clear. */
+void *gt_object_symbol(const void *addr, const char *name, const char **object);
+
 /* gt_cuda_real(symbol), remembered in *c (NULL when the driver lacks it). */
 static inline void *gt_cuda_real_once(gt_real_cache *c, const char *symbol)
 {

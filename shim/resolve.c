@@ -11,6 +11,7 @@
 #include "resolve.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #define GT_DRIVER_SONAME "libcuda.so.1"
 
@@ -71,5 +72,24 @@ void *gt_cuda_real_fill(gt_real_cache *c, const char *symbol)
     void *fn = gt_cuda_real(symbol);
     atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
     atomic_store_explicit(&c->done, 1, memory_order_release);
+    return fn;
+}
+
+void *gt_object_symbol(const void *addr, const char *name, const char **object)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    gt_dlsym_fn lookup = gt_real_dlsym();
+    *object = NULL;
+    if (!lookup || !addr || !dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return NULL;
+    *object = info.dli_fname;
+    /* A handle, not the link map: an object loaded as another's dependency
+     * has no search list of its own until it is opened. The main program's
+     * name is empty, and its handle is the global scope's. */
+    void *h = dlopen(map->l_name[0] ? map->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    void *fn = h ? lookup(h, name) : NULL;
+    if (h) dlclose(h);
+    dlerror(); /* a failed lookup is no error of the program's */
     return fn;
 }

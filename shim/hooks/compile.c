@@ -2,8 +2,6 @@
 #include "compile.h"
 #include "handles.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 
 void gt_compile_init(gt_compile_call *c, gt_hook *h, enum gt_event_kind kind)
@@ -29,23 +27,12 @@ uint32_t gt_compile_intern(const char *s)
     return t && s ? gt_strtab_intern(t, s, strlen(s)) : 0;
 }
 
-/* The function `name` of the library `real` is in; NULL when none. */
-static void *sibling(const void *real, const char *name)
-{
-    Dl_info info;
-    void *map = NULL;
-    gt_dlsym_fn lookup = gt_real_dlsym();
-    if (!lookup || !dladdr1(real, &info, &map, RTLD_DL_LINKMAP) || !map) return NULL;
-    void *fn = lookup(map, name);
-    dlerror(); /* a failed lookup is no error of the program's */
-    return fn;
-}
-
 const char *gt_compile_status_name(const void *real, const char *fn, const char *type, int status,
                                    char *buf, size_t size)
 {
     typedef const char *(*status_string_fn)(int);
-    status_string_fn name_of = (status_string_fn)sibling(real, fn);
+    const char *object;
+    status_string_fn name_of = (status_string_fn)gt_object_symbol(real, fn, &object);
     const char *name = name_of ? name_of(status) : NULL;
     if (name) return name;
     snprintf(buf, size, "%s(%d)", type, status);
