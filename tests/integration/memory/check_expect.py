@@ -6,7 +6,8 @@ check_expect.py --lib LIB [--same] [--categories LIST] -- program [args...]
 
   memory   the device rows, exactly (allocs, frees, peak, current, leaks,
            unknown frees), when the program expected any
-  module   rows by (api, kind): calls and bytes, exactly
+  module   rows by (api, kind): calls and bytes, exactly; the ptx-jit
+           advice counts the loads of kind ptx
   compile  rows by (api, name, ok): calls and bytes; the wall time within
            30% of the program's own measurement around the calls
   api      calls per name (0: no row), and failed calls by status name
@@ -66,6 +67,10 @@ def check_modules(c, report, want, on):
         c.expect(got == [], f"module disabled, yet rows {got}")
     else:
         compare_rows(c, "module", got, want, ["api", "kind"], ["calls", "bytes"])
+        # Every load of PTX feeds the ptx-jit advice.
+        jit = sum(w["calls"] for w in want if w["kind"] == "ptx")
+        advised = {a["rule"]: a["count"] for a in report["advice"]}.get("ptx-jit", 0)
+        c.expect(advised == jit, f"ptx-jit advice counts {advised} loads, expected {jit}")
 
 
 def check_compiles(c, report, want, on):

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "app_util.h"
+#include "test_support.h"
 #include "expect.h"
 #include "real_driver.h"
 
@@ -39,27 +40,19 @@ static CUdevice dev;
 static CUcontext ctx;
 static pthread_barrier_t all_allocated;
 
-static void check(CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS) return;
-    const char *name = "unknown CUresult";
-    cuGetErrorName(r, &name);
-    app_fail(what, name, (int)r);
-}
-
 static void *thread_pattern(void *arg)
 {
     size_t size = MIB + (size_t)(intptr_t)arg * 65536;
     CUdeviceptr p[PER_THREAD];
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    check_cu(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     for (int i = 0; i < PER_THREAD; i++) {
-        check(cuMemAlloc(&p[i], size), "cuMemAlloc");
+        check_cu(cuMemAlloc(&p[i], size), "cuMemAlloc");
         expect_alloc(0, size);
     }
     pthread_barrier_wait(&all_allocated);
     for (int i = 0; i < PER_THREAD - 1; i++) {
         expect_free(0, size);
-        check(cuMemFree(p[i]), "cuMemFree");
+        check_cu(cuMemFree(p[i]), "cuMemFree");
     }
     return NULL;
 }
@@ -82,37 +75,37 @@ static void async(void)
     CUmemoryPool pool;
     CUdeviceptr p[ASYNC_ALLOCS + POOL_ALLOCS];
     size_t size[ASYNC_ALLOCS + POOL_ALLOCS];
-    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    check(cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
+    check_cu(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    check_cu(cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
     for (int i = 0; i < ASYNC_ALLOCS + POOL_ALLOCS; i++) {
         size[i] = MIB + (size_t)i * 4096;
         if (i < ASYNC_ALLOCS)
-            check(cuMemAllocAsync(&p[i], size[i], s), "cuMemAllocAsync");
+            check_cu(cuMemAllocAsync(&p[i], size[i], s), "cuMemAllocAsync");
         else
-            check(cuMemAllocFromPoolAsync(&p[i], size[i], pool, s), "cuMemAllocFromPoolAsync");
+            check_cu(cuMemAllocFromPoolAsync(&p[i], size[i], pool, s), "cuMemAllocFromPoolAsync");
         expect_alloc(0, size[i]);
     }
     for (int i = 0; i < ASYNC_ALLOCS + POOL_ALLOCS; i++) {
         expect_free(0, size[i]);
-        check(cuMemFreeAsync(p[i], s), "cuMemFreeAsync");
+        check_cu(cuMemFreeAsync(p[i], s), "cuMemFreeAsync");
     }
-    check(cuStreamSynchronize(s), "cuStreamSynchronize");
-    check(cuStreamDestroy(s), "cuStreamDestroy");
+    check_cu(cuStreamSynchronize(s), "cuStreamSynchronize");
+    check_cu(cuStreamDestroy(s), "cuStreamDestroy");
 }
 
 static void pitch_and_managed(void)
 {
     CUdeviceptr p, m;
     size_t pitch;
-    check(cuMemAllocPitch(&p, &pitch, 1000, 37, 4), "cuMemAllocPitch");
+    check_cu(cuMemAllocPitch(&p, &pitch, 1000, 37, 4), "cuMemAllocPitch");
     if (pitch < 1000) app_wrong("pitch below the width");
     expect_alloc(0, pitch * 37);
-    check(cuMemAllocManaged(&m, 3 * MIB, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+    check_cu(cuMemAllocManaged(&m, 3 * MIB, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
     expect_alloc(0, 3 * MIB);
     expect_free(0, pitch * 37);
-    check(cuMemFree(p), "cuMemFree");
+    check_cu(cuMemFree(p), "cuMemFree");
     expect_free(0, 3 * MIB);
-    check(cuMemFree(m), "cuMemFree");
+    check_cu(cuMemFree(m), "cuMemFree");
 }
 
 /* A device allocation of VMM memory, with a handle and a granularity. */
@@ -128,15 +121,15 @@ static CUmemAllocationProp vmm_prop(void)
 static size_t vmm_granularity(const CUmemAllocationProp *prop)
 {
     size_t g;
-    check(cuMemGetAllocationGranularity(&g, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          "cuMemGetAllocationGranularity");
+    check_cu(cuMemGetAllocationGranularity(&g, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+             "cuMemGetAllocationGranularity");
     return g;
 }
 
 static CUmemGenericAllocationHandle vmm_create(const CUmemAllocationProp *prop, size_t size)
 {
     CUmemGenericAllocationHandle h;
-    check(cuMemCreate(&h, size, prop, 0), "cuMemCreate");
+    check_cu(cuMemCreate(&h, size, prop, 0), "cuMemCreate");
     expect_alloc(0, size);
     return h;
 }
@@ -147,19 +140,19 @@ static CUdeviceptr vmm_map_and_release(const CUmemAllocationProp *prop,
                                        CUmemGenericAllocationHandle h, size_t size)
 {
     CUdeviceptr va;
-    check(cuMemAddressReserve(&va, size, 0, 0, 0), "cuMemAddressReserve");
-    check(cuMemMap(va, size, 0, h, 0), "cuMemMap");
+    check_cu(cuMemAddressReserve(&va, size, 0, 0, 0), "cuMemAddressReserve");
+    check_cu(cuMemMap(va, size, 0, h, 0), "cuMemMap");
     CUmemAccessDesc access = {prop->location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    check(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
-    check(cuMemsetD8(va, 7, size), "cuMemsetD8");
-    check(cuMemRelease(h), "cuMemRelease");
+    check_cu(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
+    check_cu(cuMemsetD8(va, 7, size), "cuMemsetD8");
+    check_cu(cuMemRelease(h), "cuMemRelease");
     return va;
 }
 
 static void vmm_unmap(CUdeviceptr va, size_t size)
 {
-    check(cuMemUnmap(va, size), "cuMemUnmap");
-    check(cuMemAddressFree(va, size), "cuMemAddressFree");
+    check_cu(cuMemUnmap(va, size), "cuMemUnmap");
+    check_cu(cuMemAddressFree(va, size), "cuMemAddressFree");
 }
 
 /* The peak, 6 granules, holds only if the released but mapped 2 stay in use
@@ -171,7 +164,7 @@ static void vmm_mapped(void)
     CUdeviceptr va = vmm_map_and_release(&prop, vmm_create(&prop, 2 * g), 2 * g);
     CUmemGenericAllocationHandle unmapped = vmm_create(&prop, 4 * g);
     expect_free(0, 4 * g);
-    check(cuMemRelease(unmapped), "cuMemRelease"); /* never mapped: freed now */
+    check_cu(cuMemRelease(unmapped), "cuMemRelease"); /* never mapped: freed now */
     expect_free(0, 2 * g);
     vmm_unmap(va, 2 * g);
 }
@@ -184,46 +177,46 @@ static void vmm_retained(void)
     size_t g = vmm_granularity(&prop);
     CUmemGenericAllocationHandle h = vmm_create(&prop, g), retained;
     CUdeviceptr va = vmm_map_and_release(&prop, h, g);
-    check(cuMemRetainAllocationHandle(&retained, (void *)(uintptr_t)va),
-          "cuMemRetainAllocationHandle");
+    check_cu(cuMemRetainAllocationHandle(&retained, (void *)(uintptr_t)va),
+             "cuMemRetainAllocationHandle");
     if (retained != h) app_wrong("the retained handle is not the mapped one");
     vmm_unmap(va, g);
     CUmemGenericAllocationHandle big = vmm_create(&prop, 3 * g);
     expect_free(0, 3 * g);
-    check(cuMemRelease(big), "cuMemRelease");
+    check_cu(cuMemRelease(big), "cuMemRelease");
     expect_free(0, g);
-    check(cuMemRelease(retained), "cuMemRelease");
+    check_cu(cuMemRelease(retained), "cuMemRelease");
 }
 
 static void pinned(void)
 {
     void *host, *portable, *registered = NULL;
-    check(cuMemAllocHost(&host, 64 * 1024), "cuMemAllocHost");
+    check_cu(cuMemAllocHost(&host, 64 * 1024), "cuMemAllocHost");
     expect_alloc(EXPECT_HOST_ROW, 64 * 1024);
-    check(cuMemHostAlloc(&portable, 128 * 1024, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    check_cu(cuMemHostAlloc(&portable, 128 * 1024, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
     expect_alloc(EXPECT_HOST_ROW, 128 * 1024);
     if (posix_memalign(&registered, 4096, 256 * 1024) != 0) app_wrong("posix_memalign");
-    check(cuMemHostRegister(registered, 256 * 1024, 0), "cuMemHostRegister");
+    check_cu(cuMemHostRegister(registered, 256 * 1024, 0), "cuMemHostRegister");
     expect_alloc(EXPECT_HOST_ROW, 256 * 1024);
     expect_free(EXPECT_HOST_ROW, 256 * 1024);
-    check(cuMemHostUnregister(registered), "cuMemHostUnregister");
+    check_cu(cuMemHostUnregister(registered), "cuMemHostUnregister");
     free(registered);
     expect_free(EXPECT_HOST_ROW, 128 * 1024);
-    check(cuMemFreeHost(portable), "cuMemFreeHost");
+    check_cu(cuMemFreeHost(portable), "cuMemFreeHost");
     /* `host` is left allocated: a leak on the host row. */
 }
 
 static void leak_and_unknown(void)
 {
     CUdeviceptr leaked, unseen;
-    check(cuMemAlloc(&leaked, 5 * MIB), "cuMemAlloc");
+    check_cu(cuMemAlloc(&leaked, 5 * MIB), "cuMemAlloc");
     expect_alloc(0, 5 * MIB);
     typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
     alloc_fn real_alloc = (alloc_fn)real_driver_symbol("cuMemAlloc_v2");
     if (!real_alloc) app_wrong("no cuMemAlloc_v2 in libcuda.so.1's symbol table");
-    check(real_alloc(&unseen, MIB), "cuMemAlloc_v2 (the driver's own)");
+    check_cu(real_alloc(&unseen, MIB), "cuMemAlloc_v2 (the driver's own)");
     expect_unknown_free(0);
-    check(cuMemFree(unseen), "cuMemFree");
+    check_cu(cuMemFree(unseen), "cuMemFree");
 }
 
 static const struct pattern {
@@ -243,9 +236,9 @@ int main(int argc, char **argv)
 {
     app_program = "mem_patterns";
     const char *which = argc > 1 ? argv[1] : "all";
-    check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
+    check_cu(cuInit(0), "cuInit");
+    check_cu(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    check_cu(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
     int ran = 0;
     for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
         if (strcmp(which, "all") && strcmp(which, patterns[i].name)) continue;

@@ -1,0 +1,19 @@
+/* Small helpers of the memory and compile test programs. */
+#ifndef GT_TEST_SUPPORT_H
+#define GT_TEST_SUPPORT_H
+
+#include <cuda.h>
+#include <stddef.h>
+
+/* Exits as app_fail does ("<program>: <what> failed: <name> (<code>)")
+ * unless r is CUDA_SUCCESS. */
+void check_cu(CUresult r, const char *what);
+
+/* cuInit, then a context on device 0, current on the calling thread. */
+CUcontext context_on_device0(void);
+
+/* The whole file, NUL-terminated and 8-byte aligned (as nvcc aligns fat
+ * binaries), its size in *size; exits as app_wrong does when unreadable. */
+char *read_whole_file(const char *path, size_t *size);
+
+#endif
