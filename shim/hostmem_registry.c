@@ -1,13 +1,14 @@
 /* The registry of page-locked and managed host ranges (hostmem_registry.h).
  *
- * Readers follow the sequence-lock protocol: load the sequence (acquire),
- * read the ranges with relaxed loads, an acquire fence, load the sequence
- * again; an odd or changed sequence means a writer was at work, and the
- * reader retries. Writers, one at a time under the mutex, make the
- * sequence odd (relaxed store, release fence), change the ranges with
- * relaxed stores and make it even again (release store). Every field a
- * reader loads is atomic, so a torn read is only ever retried, never
- * undefined. */
+ * A sequence lock without fences: a writer, one at a time under the mutex,
+ * makes the sequence odd, changes the ranges with store-release, and makes
+ * the sequence even again with a store-release. A reader loads the
+ * sequence, then the ranges, with load-acquire, and the sequence again: a
+ * range value a writer stored carries (by its release) the odd sequence
+ * stored before it, so the second load cannot miss that a writer was at
+ * work; an odd or changed sequence makes the reader retry. (Acquire and
+ * release cost nothing more than plain moves on x86.) Every field a reader
+ * loads is atomic, so a torn read is only ever retried, never undefined. */
 #include "hostmem_registry.h"
 #include "fork_lock.h"
 
@@ -36,7 +37,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 GT_FORK_LOCK(lock)
 static _Atomic uint32_t seq;           /* odd while a writer changes the ranges */
 static _Atomic(range_array *) current; /* store-release by writers; load-acquire */
-static _Atomic uint32_t count;         /* relaxed: read inside the sequence */
+static _Atomic uint32_t count;         /* store-release, load-acquire: as a range */
 
 static inline void pause_briefly(void)
 {
@@ -47,12 +48,12 @@ static inline void pause_briefly(void)
 
 static inline uint64_t load(_Atomic uint64_t *p)
 {
-    return atomic_load_explicit(p, memory_order_relaxed);
+    return atomic_load_explicit(p, memory_order_acquire);
 }
 
 static inline void store(_Atomic uint64_t *p, uint64_t v)
 {
-    atomic_store_explicit(p, v, memory_order_relaxed);
+    atomic_store_explicit(p, v, memory_order_release);
 }
 
 /* Index of the first range whose start is above addr (0..n). */
@@ -78,14 +79,13 @@ enum gt_host_mem gt_hostmem_lookup(uintptr_t addr, uint32_t *version)
             continue;
         }
         range_array *a = atomic_load_explicit(&current, memory_order_acquire);
-        uint32_t n = atomic_load_explicit(&count, memory_order_relaxed);
+        uint32_t n = atomic_load_explicit(&count, memory_order_acquire);
         uint64_t kind = GT_HOST_NONE;
         if (a) {
             if (n > a->capacity) n = a->capacity; /* a newer count with an older array */
             uint32_t i = upper_bound(a->r, n, addr);
             if (i > 0 && addr < load(&a->r[i - 1].end)) kind = load(&a->r[i - 1].kind);
         }
-        atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&seq, memory_order_relaxed) == s) {
             *version = s;
             return kind < GT_HOST_COUNT ? (enum gt_host_mem)kind : GT_HOST_NONE;
@@ -95,13 +95,14 @@ enum gt_host_mem gt_hostmem_lookup(uintptr_t addr, uint32_t *version)
     return GT_HOST_NONE;
 }
 
-/* ------------------------------------------------------------ writers */
+/* ------------------------------------------------------------ writers
+ * Under the mutex: a writer's own loads are relaxed. */
 
+/* Relaxed: the release of every store that follows carries it. */
 static void begin_write(void)
 {
     uint32_t s = atomic_load_explicit(&seq, memory_order_relaxed);
     atomic_store_explicit(&seq, s + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
 }
 
 static void end_write(void)
@@ -171,7 +172,7 @@ int gt_hostmem_add(uintptr_t start, uint64_t bytes, enum gt_host_mem kind)
         store(&a->r[first].start, start);
         store(&a->r[first].end, end);
         store(&a->r[first].kind, kind);
-        atomic_store_explicit(&count, after, memory_order_relaxed);
+        atomic_store_explicit(&count, after, memory_order_release);
         end_write();
         rc = 0;
     }
@@ -191,7 +192,7 @@ enum gt_host_mem gt_hostmem_remove(uintptr_t start)
         begin_write();
         for (uint32_t j = i; j < n; j++)
             copy_range(&a->r[j - 1], &a->r[j]);
-        atomic_store_explicit(&count, n - 1, memory_order_relaxed);
+        atomic_store_explicit(&count, n - 1, memory_order_release);
         end_write();
     }
     pthread_mutex_unlock(&lock);
@@ -208,8 +209,8 @@ void gt_hostmem_reset(void)
     pthread_mutex_lock(&lock);
     range_array *a = atomic_load_explicit(&current, memory_order_relaxed);
     begin_write();
-    atomic_store_explicit(&current, NULL, memory_order_relaxed);
-    atomic_store_explicit(&count, 0, memory_order_relaxed);
+    atomic_store_explicit(&current, NULL, memory_order_release);
+    atomic_store_explicit(&count, 0, memory_order_release);
     end_write();
     while (a) {
         range_array *older = a->older;

@@ -116,14 +116,16 @@ static void test_many_ranges(void **state)
     }
 }
 
-/* Threads: ranges that stay read right throughout; each writer adds and
- * removes ranges of one kind in its own region, where readers may see that
- * kind or none, never the other. */
+/* Threads: ranges that stay read right throughout, while writers move them
+ * about in the array; each writer adds and removes ranges of one kind in its
+ * own region, where readers may see that kind or none, never the other. */
 #define WRITERS 3
 #define READERS 3
 #define STABLE 200u
 #define CHURN 20000u
 #define REGION(w) ((uintptr_t)0x40000000u + (uintptr_t)(w)*0x1000000u)
+/* Above every writer's region: each add or remove there moves them all. */
+#define STABLE_AT(s) ((uintptr_t)0x80000000u + (uintptr_t)(s)*2 * PAGE)
 
 static enum gt_host_mem writer_kind(int w)
 {
@@ -135,8 +137,8 @@ static enum gt_host_mem stable_kind(uint32_t i)
     return i % 2 ? GT_HOST_MANAGED : GT_HOST_PINNED;
 }
 
-static _Atomic int writers_done;          /* relaxed: the join orders what matters */
-static _Atomic unsigned long wrong, busy; /* relaxed counters, read after the join */
+static _Atomic int writers_done;              /* relaxed: the join orders what matters */
+static _Atomic unsigned long wrong, answered; /* relaxed counters, read after the join */
 
 static void *writer(void *arg)
 {
@@ -159,11 +161,13 @@ static void *reader(void *arg)
     while (atomic_load_explicit(&writers_done, memory_order_relaxed) < WRITERS) {
         uint32_t version;
         uint32_t s = i % STABLE;
-        enum gt_host_mem kind = gt_hostmem_lookup((uintptr_t)(s + 1) * 2 * PAGE + 8, &version);
-        if (version == GT_HOSTMEM_BUSY)
-            atomic_fetch_add_explicit(&busy, 1, memory_order_relaxed);
-        else if (kind != stable_kind(s))
-            atomic_fetch_add_explicit(&wrong, 1, memory_order_relaxed);
+        enum gt_host_mem kind = gt_hostmem_lookup(STABLE_AT(s) + 8, &version);
+        /* Busy (writers kept the lookup from finishing) is an answer the
+         * caller takes to the driver; any other must be right. */
+        if (version != GT_HOSTMEM_BUSY) {
+            atomic_fetch_add_explicit(&answered, 1, memory_order_relaxed);
+            if (kind != stable_kind(s)) atomic_fetch_add_explicit(&wrong, 1, memory_order_relaxed);
+        }
         int w = (int)(i % WRITERS);
         kind = gt_hostmem_lookup(REGION(w) + (uintptr_t)(i % 64) * 2 * PAGE + 4, &version);
         if (kind != GT_HOST_NONE && kind != writer_kind(w))
@@ -177,7 +181,7 @@ static void test_threads(void **state)
 {
     (void)state;
     for (uint32_t s = 0; s < STABLE; s++)
-        assert_int_equal(gt_hostmem_add((uintptr_t)(s + 1) * 2 * PAGE, PAGE, stable_kind(s)), 0);
+        assert_int_equal(gt_hostmem_add(STABLE_AT(s), PAGE, stable_kind(s)), 0);
     pthread_t t[WRITERS + READERS];
     for (int i = 0; i < READERS; i++)
         assert_int_equal(pthread_create(&t[i], NULL, reader, NULL), 0);
@@ -186,10 +190,9 @@ static void test_threads(void **state)
     for (int i = 0; i < WRITERS + READERS; i++)
         pthread_join(t[i], NULL);
     assert_int_equal(atomic_load_explicit(&wrong, memory_order_relaxed), 0);
-    /* A reader gives up only after many writer turns: on 2 cores it may. */
-    assert_true(atomic_load_explicit(&busy, memory_order_relaxed) < 1000);
+    assert_true(atomic_load_explicit(&answered, memory_order_relaxed) > 0);
     for (uint32_t s = 0; s < STABLE; s++)
-        assert_int_equal(kind_at((uintptr_t)(s + 1) * 2 * PAGE), stable_kind(s));
+        assert_int_equal(kind_at(STABLE_AT(s)), stable_kind(s));
 }
 
 int main(void)
