@@ -12,8 +12,9 @@
 
 #define MAX_DEVICES 64
 
-/* Compute capability + 1 per device ordinal, 0 until asked. Relaxed: every
- * asker stores the same value. */
+/* Compute capability per device ordinal, 0 until known. Relaxed: every
+ * asker stores the same value. A failed query (no cuInit yet) is asked
+ * again next time. */
 static _Atomic unsigned device_sm[MAX_DEVICES];
 static gt_real_cache device_attribute;
 
@@ -36,16 +37,10 @@ unsigned gt_module_device_sm(void)
         /* No current context (a library is loaded before any): device 0. */
         uint16_t dev = gt_current_device();
         if (dev == GT_NO_DEVICE) dev = 0;
-        if (dev < MAX_DEVICES) {
-            sm = atomic_load_explicit(&device_sm[dev], memory_order_relaxed);
-            if (!sm) {
-                sm = ask_sm((CUdevice)dev) + 1;
-                atomic_store_explicit(&device_sm[dev], sm, memory_order_relaxed);
-            }
-            sm--;
-        } else {
-            sm = ask_sm((CUdevice)dev);
-        }
+        if (dev < MAX_DEVICES) sm = atomic_load_explicit(&device_sm[dev], memory_order_relaxed);
+        if (!sm) sm = ask_sm((CUdevice)dev);
+        if (sm && dev < MAX_DEVICES)
+            atomic_store_explicit(&device_sm[dev], sm, memory_order_relaxed);
     });
     return sm;
 }
