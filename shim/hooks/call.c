@@ -231,6 +231,13 @@ void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)
         ev->bytes = w->bytes;
         ev->stream = w->stream;
         memcpy(&ev->u, &w->u, sizeof ev->u);
+        /* Memory is named by the runtime call's own arguments and result:
+         * the runtime may allocate for itself under it (initialising)
+         * before the driver call that serves the program. */
+        if (c->kind == GT_EV_ALLOC || c->kind == GT_EV_FREE) {
+            ev->bytes = c->bytes;
+            memcpy(&ev->u, &c->u, sizeof ev->u);
+        }
     } else if (ev) {
         describe(c, r == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN, ev);
     }
