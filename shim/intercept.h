@@ -4,10 +4,12 @@
  * this.
  *
  * How a program's call reaches a wrapper (DESIGN §2, §3):
- *   - linked against libcuda.so.1 / libcudart.so.13: the loader binds the
- *     program's reference to the shim's export of the same name;
+ *   - linked against libcuda.so.1 / libcudart.so.13 (or NVRTC, NVVM,
+ *     nvJitLink): the loader binds the program's reference to the shim's
+ *     export of the same name;
  *   - dlsym(handle, "cuX"): dlsym.c hands back the wrapper of exactly the
- *     variant named, when the real answer is the driver's own export;
+ *     variant named, when the real answer is the driver's own export (for
+ *     a compiler library, when it is the function the wrapper calls);
  *   - cuGetProcAddress(_v2): procaddr.c asks the real driver, finds which
  *     exported variant the answer is, and hands back that variant's wrapper.
  * Every wrapper is one registry entry (gt_hook); the wrapper and the three
