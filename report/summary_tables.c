@@ -195,6 +195,22 @@ static char *nvtx_tree_label(const gt_table *t, const gt_row *row, const char *l
     return s;
 }
 
+/* A PTX image is compiled by the driver as it loads: that share of the
+ * module table's time is JIT. */
+static void write_jit(gt_summary *s, const gt_sorted_row *rows, size_t n)
+{
+    uint64_t loads = 0, ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].row->key.f[1] != GT_IMAGE_PTX) continue;
+        loads += rows[i].row->calls;
+        ns += rows[i].row->time.total;
+    }
+    char time[GT_FORMAT_CAP];
+    if (loads)
+        fprintf(s->out, ", JIT from PTX %s in %" PRIu64 " %s", gt_format_ns(ns, time, sizeof time),
+                loads, loads == 1 ? "load" : "loads");
+}
+
 static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *rows, size_t n,
                         uint64_t total)
 {
@@ -213,6 +229,7 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     if (c == GT_CAT_SYNC) what = "host blocked";
     if (c == GT_CAT_COMPILE || c == GT_CAT_MODULE || c == GT_CAT_NVTX) what = "wall time";
     fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
+    if (c == GT_CAT_MODULE) write_jit(s, rows, n);
     if (c == GT_CAT_API) {
         uint64_t errors = 0;
         for (size_t i = 0; i < n; i++)
