@@ -179,7 +179,7 @@ static void ptx_jit(advice_ctx *c, const gt_advice_tally *t)
     say(c, "ptx-jit", t->count,
         "%" PRIu64 " %s loaded as PTX, compiled by the driver at load (%s): build code for the "
         "target GPUs (nvcc -gencode arch=compute_XX,code=sm_XX) so that nothing is compiled at run "
-        "time. Slowest: %s, %s of PTX, %s.",
+        "time. Slowest: %s, %s of image, %s.",
         t->count, noun(t->count, "module was", "modules were"),
         gt_format_ns(t->ns, u.a, sizeof u.a), api_name(c, t->worst.api),
         gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),

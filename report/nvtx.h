@@ -8,7 +8,12 @@
  * so each GPU record costs one update per domain in use on its thread.
  * Start/end ranges are matched by range id across threads; they enclose
  * the starting thread's GPU work that began before the end, and are
- * settled once that thread's records pass the end time (or at the end). */
+ * settled once that thread's records pass the end time (or at the end).
+ *
+ * Ranges nest, so the rows' times overlap: a total over rows would count
+ * a nested range's time once per enclosing range. outer_ns is the wall
+ * time of the outermost ranges only: those opened (pushed or started)
+ * while their thread had no other range open, in any domain. */
 #ifndef GT_NVTX_H
 #define GT_NVTX_H
 
@@ -33,6 +38,7 @@ typedef struct gt_nvtx_work {
 
 typedef struct gt_nvtx_frame {
     int32_t row;
+    bool outer; /* opened while its thread had no other range open */
     uint64_t start;
     gt_nvtx_work work;
 } gt_nvtx_frame;
@@ -52,6 +58,7 @@ typedef struct gt_nvtx_range {
     uint64_t start;
     uint64_t end;
     bool ended;
+    bool outer; /* started while its thread had no other range open */
     gt_nvtx_work work;
     uint32_t next_free; /* while the slot is free: the next free slot + 1 */
 } gt_nvtx_range;
@@ -101,6 +108,7 @@ typedef struct gt_nvtx {
     gt_idmap pending_index; /* range id -> pending[] */
 
     gt_nvtx_counts counts;
+    uint64_t outer_ns; /* wall time of the outermost ranges settled so far */
 } gt_nvtx;
 
 /* An NVTX record (push, pop, start, end, mark) into the rows of `table`. */

@@ -229,6 +229,7 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     if (c == GT_CAT_SYNC) what = "host blocked";
     if (c == GT_CAT_COMPILE || c == GT_CAT_MODULE || c == GT_CAT_NVTX) what = "wall time";
     fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
+    if (c == GT_CAT_NVTX && s->r->nvtx.outer_ns) fputs(" in outermost ranges", s->out);
     if (c == GT_CAT_MODULE) write_jit(s, rows, n);
     if (c == GT_CAT_API) {
         uint64_t errors = 0;
@@ -287,6 +288,8 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += rows[i].row->time.total;
+    /* Nested ranges overlap their parents: their sum means nothing. */
+    if (c == GT_CAT_NVTX && s->r->nvtx.outer_ns) total = s->r->nvtx.outer_ns;
     write_title(s, c, rows, n, total);
 
     bool verbose = s->v >= GT_VERB_VERBOSE;

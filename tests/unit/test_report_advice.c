@@ -202,7 +202,7 @@ static void test_ptx_jit(void **unused)
     run_rules(f);
     expect(f, "ptx-jit", 2,
            "2 modules were loaded as PTX, compiled by the driver at load (50.0 ms)");
-    expect(f, "ptx-jit", 2, "Slowest: cuModuleLoadData, 300 KiB of PTX, 45.0 ms.");
+    expect(f, "ptx-jit", 2, "Slowest: cuModuleLoadData, 300 KiB of image, 45.0 ms.");
     drop(f);
 }
 

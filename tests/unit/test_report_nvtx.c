@@ -314,6 +314,31 @@ static void test_idmap_against_array(void **unused)
     gt_idmap_free(&m);
 }
 
+/* The outermost ranges' time: each thread's time inside some range, a
+ * nested range (in any domain, push/pop or start/end) counted once. */
+static void test_outermost_time(void **unused)
+{
+    (void)unused;
+    push(1, 1000, 0, "solve"); /* outer: 1000..9000 */
+    push(1, 2000, 0, "chunk");
+    push(1, 2500, 7, "library"); /* another domain, still inside solve */
+    pop(1, 3000, 7);
+    pop(1, 4000, 0);
+    pop(1, 9000, 0);
+    start(1, 10000, "pipeline", 5); /* outer: 10000..20000 */
+    push(1, 11000, 0, "chunk");     /* inside the start/end range */
+    pop(1, 12000, 0);
+    end(1, 20000, 5);
+    push(2, 500, 0, "worker"); /* another thread: outer, 500..1500 */
+    start(2, 700, "io", 6);    /* inside worker */
+    pop(2, 1500, 0);
+    end(2, 1600, 6);
+    push(2, 5000, 0, "worker"); /* outer again, open at exit: 5000..30000 */
+    gt_report_finish(r, 30000);
+    assert_int_equal(r->nvtx.outer_ns, 8000 + 10000 + 1000 + 25000);
+    assert_int_equal(range(0, "chunk")->time.total, 2000 + 1000);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -331,6 +356,7 @@ int main(void)
         T(test_deep_nesting),
         T(test_marks_are_counted),
         T(test_thread_states_are_released),
+        T(test_outermost_time),
         cmocka_unit_test(test_idmap_against_array),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
