@@ -48,7 +48,7 @@ gt_sorted_row *gt_report_sorted_rows(const gt_report *r, enum gt_category c, siz
 
 /* A row's name in words, the same in every format (row_label.c), in a
  * new string (NULL when out of memory):
- *   kernel   the kernel's name; "graph" for a graph launch
+ *   kernel   the kernel's name; GT_GRAPH_LAUNCH_NAME for graph launches
  *   memcpy   direction, host memory (none for DtoD and PtoP), async or
  *            sync: "HtoD pinned async", "DtoD sync"
  *   memset   "async" or "sync"
@@ -57,6 +57,11 @@ gt_sorted_row *gt_report_sorted_rows(const gt_report *r, enum gt_category c, siz
  *   nvtx     "domain:message", or the message in the default domain
  *   sync, api  the entry point */
 char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row);
+
+/* The row of graph launches in the kernel table and its slices in the
+ * trace: a name no kernel can have (a kernel may be called `graph`). The
+ * JSON row also says "graph": true. */
+#define GT_GRAPH_LAUNCH_NAME "[graph launch]"
 
 /* The memcpy label into buf (cut to cap); GT_COPY_LABEL_MAX holds any. */
 #define GT_COPY_LABEL_MAX 32u

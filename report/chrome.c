@@ -48,7 +48,7 @@ static char *open_event(gt_timeline *tl, const head *h, size_t names)
 {
     char *p = gt_outbuf_reserve(&tl->out, EVENT_ROOM + names);
     if (!p) {
-        tl->lost++;
+        tl->lost.no_memory++;
         return NULL;
     }
     if (tl->any) *p++ = ',';
@@ -194,7 +194,7 @@ static void gpu_slice(gt_timeline *tl, const gt_event *ev)
 {
     uint32_t tid = gt_tl_track(tl, ev->device, ev->stream);
     if (!tid) {
-        tl->lost++;
+        tl->lost.tracks++;
         return;
     }
     const char *name;
@@ -203,11 +203,12 @@ static void gpu_slice(gt_timeline *tl, const gt_event *ev)
         name = copy_name(tl, ev, &len);
     } else if (ev->kind == GT_EV_MEMSET) {
         name = "\"memset\"", len = 8;
+    } else if (ev->kind == GT_EV_GRAPH) {
+        name = "\"" GT_GRAPH_LAUNCH_NAME "\"", len = sizeof(GT_GRAPH_LAUNCH_NAME) + 1;
     } else if (ev->name) {
         name = gt_tl_name(tl, ev->name, &len);
     } else {
-        name = ev->kind == GT_EV_GRAPH ? "\"graph\"" : "\"(unnamed kernel)\"";
-        len = strlen(name);
+        name = "\"(unnamed kernel)\"", len = 18;
     }
     char *p = open_event(tl, &slice_heads[category_of(ev->kind)], len);
     if (!p) return;
@@ -230,27 +231,48 @@ static void gpu_slice(gt_timeline *tl, const gt_event *ev)
     close_event(tl, GT_PUT(p, "}"));
 }
 
-/* Memory in use on the record's device, as the report has it now. */
-static void memory_counter(gt_timeline *tl, const gt_report *r, const gt_event *ev)
+/* Memory in use on a device row after a change (gt_mem_sink_fn). The
+ * counter belongs to the process: its tid is the pid. */
+static void memory_changed(void *ctx, int32_t device, uint64_t time, uint64_t bytes)
 {
-    int32_t device = gt_memory_device_of(ev);
-    const gt_mem_device *d = NULL;
-    for (uint32_t i = 0; i < r->memory.ndevices && !d; i++)
-        if (r->memory.devices[i].device == device) d = &r->memory.devices[i];
-    if (!d) return;
+    gt_timeline *tl = ctx;
     char *p = open_event(tl, &counter_head, 0);
     if (!p) return;
     if (device == GT_MEM_HOST_DEVICE)
         p = GT_PUT(p, "\"host pinned memory\"");
     else
         p += sprintf(p, "\"GPU %d memory\"", (int)device);
-    p = put_where(tl, p, ev->tid, ev->host_end);
+    p = put_where(tl, p, (uint32_t)tl->pid, time);
     p = GT_PUT(p, ",\"args\":{\"bytes\":");
-    p = gt_put_u64(p, d->current_bytes);
+    p = gt_put_u64(p, bytes);
     close_event(tl, GT_PUT(p, "}}"));
 }
 
-void gt_tl_nvtx_slice(gt_timeline *tl, uint32_t tid, uint32_t name, uint64_t start, uint64_t end)
+void gt_timeline_follow_memory(gt_timeline *tl, gt_memory *m)
+{
+    tl->memory = m;
+    gt_memory_set_sink(m, memory_changed, tl);
+}
+
+/* `,"args":{...}}` with what the range says beside its name, or `}`. */
+static void close_nvtx(gt_timeline *tl, const tl_attrs *a)
+{
+    const char *sep = ",\"args\":{";
+    if (a->domain) put_named_arg(tl, &sep, "domain", a->domain);
+    if (a->category) put_named_arg(tl, &sep, "category", a->category);
+    if (a->color) {
+        char color[48];
+        int n = snprintf(color, sizeof color, "%s\"color\":\"#%06x\"", sep,
+                         (unsigned)(a->color & 0xffffffu));
+        gt_outbuf_write(&tl->out, color, (size_t)n);
+        sep = ",";
+    }
+    if (sep[1] == '\0') gt_outbuf_write(&tl->out, "}", 1);
+    gt_outbuf_write(&tl->out, "}", 1);
+}
+
+void gt_tl_nvtx_slice(gt_timeline *tl, uint32_t tid, uint32_t name, uint64_t start, uint64_t end,
+                      const tl_attrs *attrs)
 {
     size_t len;
     const char *text = gt_tl_name(tl, name, &len);
@@ -258,8 +280,8 @@ void gt_tl_nvtx_slice(gt_timeline *tl, uint32_t tid, uint32_t name, uint64_t sta
     if (!p) return;
     p = put_mem(p, text, len);
     p = put_where(tl, p, tid, start);
-    p = put_dur(p, start, end);
-    close_event(tl, GT_PUT(p, "}"));
+    close_event(tl, put_dur(p, start, end));
+    close_nvtx(tl, attrs);
 }
 
 void gt_tl_nvtx_async(gt_timeline *tl, char ph, const tl_range *r, uint64_t time)
@@ -273,27 +295,33 @@ void gt_tl_nvtx_async(gt_timeline *tl, char ph, const tl_range *r, uint64_t time
     p = put_where(tl, p, r->tid, time);
     p += sprintf(p, ",\"id\":\"0x%llx\"", (unsigned long long)r->id);
     close_event(tl, p);
-    if (r->domain) {
-        const char *sep = ",\"args\":{";
-        put_named_arg(tl, &sep, "domain", r->domain);
-        gt_outbuf_write(&tl->out, "}", 1);
-    }
-    gt_outbuf_write(&tl->out, "}", 1);
+    close_nvtx(tl, &r->attrs);
+}
+
+static tl_attrs attrs_of(const gt_event *ev)
+{
+    return (tl_attrs){ev->u.nvtx.domain, ev->u.nvtx.category, ev->u.nvtx.color};
 }
 
 static void nvtx_push(gt_timeline *tl, const gt_event *ev)
 {
     tl_stack *s = gt_tl_stack(tl, ev->tid, ev->u.nvtx.domain);
     if (!s) {
-        tl->lost++;
+        tl->lost.ranges++;
         return;
     }
     if (!s->frames) s->frames = malloc(GT_NVTX_MAX_DEPTH * sizeof(*s->frames));
     if (s->depth >= GT_NVTX_MAX_DEPTH || !s->frames) {
-        s->overflow++; /* its pop is dropped too, so the others stay paired */
+        /* Left out; its pop is dropped too, so the others stay paired. */
+        if (s->frames)
+            tl->lost.too_deep++;
+        else
+            tl->lost.no_memory++;
+        s->overflow++;
         return;
     }
-    s->frames[s->depth++] = (tl_frame){ev->host_start, ev->name};
+    s->frames[s->depth++] =
+        (tl_frame){ev->host_start, ev->name, ev->u.nvtx.category, ev->u.nvtx.color};
 }
 
 static void nvtx_pop(gt_timeline *tl, const gt_event *ev)
@@ -302,12 +330,12 @@ static void nvtx_pop(gt_timeline *tl, const gt_event *ev)
     if (!s) return;
     if (s->overflow) {
         s->overflow--;
-        tl->lost++;
         return;
     }
     if (!s->depth) return; /* a pop with no push: nothing to draw */
     tl_frame *f = &s->frames[--s->depth];
-    gt_tl_nvtx_slice(tl, ev->tid, f->name, f->start, ev->host_start);
+    tl_attrs a = {s->domain, f->category, f->color};
+    gt_tl_nvtx_slice(tl, ev->tid, f->name, f->start, ev->host_start, &a);
 }
 
 /* Start/end ranges: "b" when the start comes, "e" when the end comes;
@@ -320,7 +348,7 @@ static void nvtx_start_end(gt_timeline *tl, const gt_event *ev)
         tl_range other = *r;
         gt_tl_range_forget(tl, r);
         if (start) {
-            other.name = ev->name, other.domain = ev->u.nvtx.domain, other.tid = ev->tid;
+            other.name = ev->name, other.attrs = attrs_of(ev), other.tid = ev->tid;
             gt_tl_nvtx_async(tl, 'b', &other, ev->host_start);
         }
         gt_tl_nvtx_async(tl, 'e', &other, start ? other.time : ev->host_start);
@@ -329,11 +357,11 @@ static void nvtx_start_end(gt_timeline *tl, const gt_event *ev)
     tl_range wait = {.id = ev->u.nvtx.range_id,
                      .time = ev->host_start,
                      .name = ev->name,
-                     .domain = ev->u.nvtx.domain,
                      .tid = ev->tid,
+                     .attrs = attrs_of(ev),
                      .ended = !start};
     if (!gt_tl_range_wait(tl, &wait)) {
-        tl->lost++;
+        tl->lost.ranges++;
         return;
     }
     if (start) gt_tl_nvtx_async(tl, 'b', &wait, ev->host_start);
@@ -370,6 +398,7 @@ static void nvtx(gt_timeline *tl, const gt_event *ev)
 
 void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev)
 {
+    (void)r;
     if (ev->flags & GT_EVF_NESTED) return;
     bool ok = ev->result == 0;
     switch ((enum gt_event_kind)ev->kind) {
@@ -385,8 +414,7 @@ void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev)
     }
     case GT_EV_ALLOC:
     case GT_EV_FREE:
-        host_slice(tl, ev, false);
-        if (ok && enabled(tl, GT_CAT_MEMORY)) memory_counter(tl, r, ev);
+        host_slice(tl, ev, false); /* the counter comes from the report (memory_changed) */
         break;
     case GT_EV_NVTX_PUSH:
     case GT_EV_NVTX_POP:
@@ -442,7 +470,13 @@ gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_
 
 uint64_t gt_timeline_lost(const gt_timeline *tl)
 {
-    return tl->lost;
+    const gt_timeline_losses *l = &tl->lost;
+    return l->tracks + l->threads + l->too_deep + l->ranges + l->no_memory;
+}
+
+void gt_timeline_losses_get(const gt_timeline *tl, gt_timeline_losses *out)
+{
+    *out = tl->lost;
 }
 
 uint64_t gt_timeline_bytes(const gt_timeline *tl)
@@ -466,12 +500,15 @@ int gt_timeline_finish(gt_timeline *tl, const gt_process_info *p)
         tl_stack *s = &tl->stacks[i];
         while (s->depth) {
             tl_frame *f = &s->frames[--s->depth];
-            gt_tl_nvtx_slice(tl, s->tid, f->name, f->start, end);
+            tl_attrs a = {s->domain, f->category, f->color};
+            gt_tl_nvtx_slice(tl, s->tid, f->name, f->start, end, &a);
         }
     }
     for (uint32_t i = 0; i < tl->nranges; i++)
         if (!tl->ranges[i].ended) gt_tl_nvtx_async(tl, 'e', &tl->ranges[i], end);
     tl->nranges = 0;
+    if (tl->memory) gt_memory_set_sink(tl->memory, NULL, NULL);
+    tl->memory = NULL;
     gt_tl_write_metadata(tl, p);
     static const char end_text[] = "\n],\"displayTimeUnit\":\"ns\"}\n";
     gt_outbuf_write(&tl->out, end_text, sizeof end_text - 1);

@@ -20,9 +20,13 @@
  *      block and dynamic shared memory;
  *   X  NVTX push/pop ranges on their thread (written when they close);
  *   b/e  NVTX start/end ranges (async: they may cross threads), id = the
- *      range id; i  NVTX marks;
+ *      range id; both kinds of range say in args their domain, category
+ *      and colour ("#rrggbb") when they have one; i  NVTX marks;
  *   C  device memory in use per device ("GPU d memory"; pinned host
- *      memory as "host pinned memory") after each allocation and free;
+ *      memory as "host pinned memory") after each allocation and free, in
+ *      time order: records of different threads arrive out of order, so
+ *      the counter comes from the report's memory changes as it replays
+ *      them in order (gt_timeline_follow_memory), mostly at the end;
  *   M  process_name, thread_name (named host threads, GPU tracks),
  *      thread_sort_index.
  * Records of disabled categories add no GPU, NVTX or counter events; work
@@ -30,7 +34,7 @@
  * only its host slice. Names are escaped once per string id and cached.
  * Memory: a fixed buffer, plus tables that grow with distinct names,
  * threads, streams and open ranges only, each capped (past a cap the
- * events that would need it are counted in `lost`). */
+ * events that would need it are counted as lost, by cause). */
 #ifndef GT_CHROME_H
 #define GT_CHROME_H
 
@@ -48,22 +52,40 @@
 
 typedef struct gt_timeline gt_timeline;
 
+/* Events left out, by cause. */
+typedef struct gt_timeline_losses {
+    uint64_t tracks;    /* GPU work on (device, stream) tracks past GT_TIMELINE_MAX_TRACKS */
+    uint64_t threads;   /* thread names past GT_TIMELINE_MAX_THREADS */
+    uint64_t too_deep;  /* NVTX push/pop ranges nested deeper than GT_NVTX_MAX_DEPTH */
+    uint64_t ranges;    /* NVTX ranges past GT_TIMELINE_MAX_STACKS or _MAX_RANGES */
+    uint64_t no_memory; /* events that could not be buffered */
+} gt_timeline_losses;
+
 /* A timeline appending to fd (which stays the caller's). origin_ns is the
  * time that becomes ts 0; categories a GT_CAT_BIT mask. NULL when out of
  * memory. The header is written at once. */
 gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_t origin_ns,
                                 unsigned categories);
 
-/* One record, after gt_report_add(r, ev) (r gives the memory in use). */
+/* The memory counter follows m (the report's memory category, which must
+ * outlive the timeline's finish): m's changes are written as m replays
+ * them in time order. Without it the trace has no counter. */
+void gt_timeline_follow_memory(gt_timeline *tl, gt_memory *m);
+
+/* One record, after gt_report_add(r, ev). */
 void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev);
 
 /* Closes the ranges still open at p->end_ns, writes the metadata and the
- * end of the document, and flushes. 0, or -1 with errno set to the first
- * write error. Nothing may be added afterwards. */
+ * end of the document, and flushes; stops following the memory. Call it
+ * after gt_report_finish (which replays the last memory changes). 0, or
+ * -1 with errno set to the first write error. Nothing may be added
+ * afterwards. */
 int gt_timeline_finish(gt_timeline *tl, const gt_process_info *p);
 
-/* Events left out because a cap was reached. */
+/* Events left out because a cap was reached or memory ran out: all of
+ * them, and by cause. */
 uint64_t gt_timeline_lost(const gt_timeline *tl);
+void gt_timeline_losses_get(const gt_timeline *tl, gt_timeline_losses *out);
 
 /* Bytes handed to the file so far. */
 uint64_t gt_timeline_bytes(const gt_timeline *tl);

@@ -14,9 +14,18 @@ typedef struct tl_track {
     uint64_t stream;
 } tl_track;
 
+/* What an NVTX range says beside its name (string ids; color ARGB, 0 none). */
+typedef struct tl_attrs {
+    uint32_t domain;
+    uint32_t category;
+    uint32_t color;
+} tl_attrs;
+
 typedef struct tl_frame {
     uint64_t start;
     uint32_t name;
+    uint32_t category;
+    uint32_t color;
 } tl_frame;
 
 typedef struct tl_thread {
@@ -38,8 +47,8 @@ typedef struct tl_range {
     uint64_t id;
     uint64_t time; /* of the start, or of the end when it came first */
     uint32_t name;
-    uint32_t domain;
     uint32_t tid;
+    tl_attrs attrs;
     bool ended; /* the end came first */
 } tl_range;
 
@@ -55,7 +64,8 @@ struct gt_timeline {
     /* Quoted memcpy labels by direction, host memory and async ("" until
      * used); an out-of-range value has the last row of its index. */
     char copy_names[GT_DIR_COUNT + 1][GT_HOST_COUNT + 1][2][GT_COPY_LABEL_MAX + 2];
-    uint64_t lost;
+    gt_timeline_losses lost;
+    gt_memory *memory; /* followed for the counter, NULL when not */
 
     /* Escaped names: name_off[id] = offset + 1 in arena of a uint32_t
      * length followed by the quoted JSON string. */
@@ -100,7 +110,8 @@ bool gt_tl_range_wait(gt_timeline *tl, const tl_range *r);
 void gt_tl_range_forget(gt_timeline *tl, tl_range *r);
 
 /* Events (chrome.c), for the metadata and the ranges closed at the end. */
-void gt_tl_nvtx_slice(gt_timeline *tl, uint32_t tid, uint32_t name, uint64_t start, uint64_t end);
+void gt_tl_nvtx_slice(gt_timeline *tl, uint32_t tid, uint32_t name, uint64_t start, uint64_t end,
+                      const tl_attrs *attrs);
 void gt_tl_nvtx_async(gt_timeline *tl, char ph, const tl_range *r, uint64_t time);
 void gt_tl_metadata(gt_timeline *tl, const char *what, uint32_t tid, const char *key,
                     const char *text, size_t len, uint64_t number);

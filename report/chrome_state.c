@@ -117,7 +117,7 @@ void gt_tl_thread_name(gt_timeline *tl, uint32_t tid, uint32_t name)
         grow((void **)&tl->threads, &tl->threads_cap, sizeof(*tl->threads), tl->nthreads + 1) !=
             0 ||
         gt_idmap_set(&tl->thread_index, tid, tl->nthreads) != 0) {
-        tl->lost++;
+        tl->lost.threads++;
         return;
     }
     tl->threads[tl->nthreads++] = (tl_thread){tid, name};

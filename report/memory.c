@@ -134,30 +134,31 @@ static int by_time(const void *a, const void *b)
     return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-/* Replays the first n deltas (sorted) from the fold; returns the peak
- * they reach and leaves the bytes in use after them in *bytes. */
-static int64_t replay(const gt_mem_delta *deltas, uint32_t n, int64_t *bytes, int64_t peak)
+/* Folds the first n deltas (sorted): the bytes in use and their peak
+ * move on past them, and the sink hears of each. */
+static void fold_first(const gt_memory *m, gt_mem_device *d, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        *bytes += deltas[i].bytes;
-        if (*bytes > peak) peak = *bytes;
+        d->folded_bytes += d->deltas[i].bytes;
+        if (d->folded_bytes > d->folded_peak) d->folded_peak = d->folded_bytes;
+        if (m->sink.changed)
+            m->sink.changed(m->sink.ctx, d->device, d->deltas[i].time,
+                            d->folded_bytes > 0 ? (uint64_t)d->folded_bytes : 0);
     }
-    return peak;
+    if (n) d->folded_time = d->deltas[n - 1].time;
+    d->ndeltas -= n;
+    memmove(d->deltas, d->deltas + n, d->ndeltas * sizeof(*d->deltas));
 }
 
 /* The older half of the deltas goes into the fold. */
-static void fold(gt_mem_device *d)
+static void fold(const gt_memory *m, gt_mem_device *d)
 {
     if (d->ndeltas < 2) return;
     qsort(d->deltas, d->ndeltas, sizeof(*d->deltas), by_time);
-    uint32_t half = d->ndeltas / 2;
-    d->folded_peak = replay(d->deltas, half, &d->folded_bytes, d->folded_peak);
-    d->folded_time = d->deltas[half - 1].time;
-    d->ndeltas -= half;
-    memmove(d->deltas, d->deltas + half, d->ndeltas * sizeof(*d->deltas));
+    fold_first(m, d, d->ndeltas / 2);
 }
 
-static void note_delta(gt_mem_device *d, uint64_t time, int64_t bytes)
+static void note_delta(const gt_memory *m, gt_mem_device *d, uint64_t time, int64_t bytes)
 {
     if (d->ndeltas == d->deltas_cap) {
         uint32_t cap = d->deltas_cap ? d->deltas_cap * 2 : 64;
@@ -167,7 +168,7 @@ static void note_delta(gt_mem_device *d, uint64_t time, int64_t bytes)
             d->deltas = grown;
             d->deltas_cap = cap;
         } else {
-            fold(d);
+            fold(m, d);
         }
     }
     if (d->ndeltas == d->deltas_cap) return; /* no memory at all: the arrival-order peak stays */
@@ -181,18 +182,22 @@ void gt_memory_finish(gt_memory *m)
         gt_mem_device *d = &m->devices[i];
         if (!d->deltas) continue;
         qsort(d->deltas, d->ndeltas, sizeof(*d->deltas), by_time);
-        int64_t bytes = d->folded_bytes;
-        int64_t peak = replay(d->deltas, d->ndeltas, &bytes, d->folded_peak);
-        d->peak_bytes = peak > 0 ? (uint64_t)peak : 0;
+        fold_first(m, d, d->ndeltas);
+        d->peak_bytes = d->folded_peak > 0 ? (uint64_t)d->folded_peak : 0;
     }
 }
 
-static void release_bytes(gt_mem_device *d, uint64_t bytes, uint64_t time)
+void gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx)
+{
+    m->sink = (gt_mem_sink){changed, changed ? ctx : NULL};
+}
+
+static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time)
 {
     d->frees++;
     d->live_allocs--;
     d->current_bytes -= bytes;
-    note_delta(d, time, -(int64_t)bytes);
+    note_delta(m, d, time, -(int64_t)bytes);
 }
 
 static void add_alloc(gt_memory *m, const gt_event *ev)
@@ -223,8 +228,8 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
     d->live_allocs++;
     d->current_bytes += ev->bytes;
     if (d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
-    note_delta(d, ev->host_start, (int64_t)ev->bytes);
-    if (early_free) release_bytes(d, ev->bytes, early_free_time);
+    note_delta(m, d, ev->host_start, (int64_t)ev->bytes);
+    if (early_free) release_bytes(m, d, ev->bytes, early_free_time);
 }
 
 static void add_free(gt_memory *m, const gt_event *ev)
@@ -233,7 +238,7 @@ static void add_free(gt_memory *m, const gt_event *ev)
     gt_mem_block *blk = map_find(&m->live, ev->u.mem.addr, space, ev->host_start, true);
     if (blk) {
         gt_mem_device *d = device_row(m, blk->device);
-        if (d) release_bytes(d, blk->bytes, ev->host_start);
+        if (d) release_bytes(m, d, blk->bytes, ev->host_start);
         map_remove(&m->live, blk);
         return;
     }

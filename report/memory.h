@@ -18,7 +18,9 @@
  * arrival order. The changes kept are bounded (GT_MEM_DELTAS_MAX per
  * device): past that, the older half is replayed and folded away, and a
  * change that arrives later than its moment was folded counts at the
- * folded moment. */
+ * folded moment. A sink, when set, is told of every change as it is
+ * replayed, in time order with the bytes in use after it: that is the
+ * trace's memory counter. */
 #ifndef GT_MEMORY_H
 #define GT_MEMORY_H
 
@@ -36,6 +38,14 @@ typedef struct gt_mem_delta {
     uint64_t time;
     int64_t bytes;
 } gt_mem_delta;
+
+/* Told of the bytes in use on a device row after a change at `time`. */
+typedef void (*gt_mem_sink_fn)(void *ctx, int32_t device, uint64_t time, uint64_t bytes);
+
+typedef struct gt_mem_sink {
+    gt_mem_sink_fn changed; /* NULL: none */
+    void *ctx;
+} gt_mem_sink;
 
 typedef struct gt_mem_device {
     int32_t device; /* CUDA ordinal, or GT_MEM_HOST_DEVICE */
@@ -82,6 +92,7 @@ typedef struct gt_memory {
     uint32_t ndevices;
     gt_block_map live;
     gt_block_map pending;
+    gt_mem_sink sink;
 } gt_memory;
 
 /* A leak for the verbose listing. */
@@ -100,9 +111,13 @@ int32_t gt_memory_device_of(const gt_event *ev);
 void gt_memory_add(gt_memory *m, const gt_event *ev);
 void gt_memory_free(gt_memory *m);
 
-/* After the last record: every device's peak, in time order. May be
- * called again after more records. */
+/* After the last record: every device's peak, in time order (the changes
+ * kept are replayed to the sink and folded). May be called again after
+ * more records. */
 void gt_memory_finish(gt_memory *m);
+
+/* Sets (or, with changed NULL, removes) the sink of changes in use. */
+void gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx);
 
 /* Frees of unknown addresses on a device row so far. */
 uint64_t gt_memory_unknown_frees(const gt_mem_device *d);

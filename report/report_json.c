@@ -1,7 +1,9 @@
 /* The JSON report, SPEC §6 schema 1: the keys the schema names, in its
  * order, then a few more after them where a table knows more (memset
- * "async" first, as it is that table's key). Rows in report order: total
- * time descending, ties by key. */
+ * "async" first, as it is that table's key; "timed" on kernel, memcpy and
+ * memset rows: the calls that have a time, so that the statistics' count
+ * is known; "graph" on kernel rows: true on the row of graph launches).
+ * Rows in report order: total time descending, ties by key. */
 #include <stdlib.h>
 
 #include "aggregate.h"
@@ -81,13 +83,21 @@ static void write_totals(json_ctx *c)
     gt_json_object_end(&c->w);
 }
 
+/* Calls that have a time (GPU work captured into a graph has none). */
+static void write_timed(json_ctx *c, const gt_row *row)
+{
+    gt_json_kv_uint(&c->w, "timed", row->time.count);
+}
+
 static void kernel_row(json_ctx *c, const gt_row *row)
 {
-    const char *name = row->key.f[0] ? str(c, row->key.f[0]) : row->key.f[1] ? "graph" : "";
-    gt_json_kv_string(&c->w, "name", name);
+    bool graph = row->key.f[1] != 0;
+    gt_json_kv_string(&c->w, "name", graph ? GT_GRAPH_LAUNCH_NAME : str(c, row->key.f[0]));
     gt_json_kv_uint(&c->w, "calls", row->calls);
     write_stats(c, "gpu_ns", &row->time);
     gt_json_kv_uint(&c->w, "api_ns_total", row->api_ns_total);
+    write_timed(c, row);
+    gt_json_kv_bool(&c->w, "graph", graph);
 }
 
 static void memcpy_row(json_ctx *c, const gt_row *row)
@@ -100,6 +110,7 @@ static void memcpy_row(json_ctx *c, const gt_row *row)
     write_stats(c, "gpu_ns", &row->time);
     gt_json_key(&c->w, "gbps");
     gt_json_fixed(&c->w, gt_row_gbps(row), 3);
+    write_timed(c, row);
 }
 
 static void memset_row(json_ctx *c, const gt_row *row)
@@ -108,6 +119,7 @@ static void memset_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "calls", row->calls);
     gt_json_kv_uint(&c->w, "bytes", row->bytes);
     write_stats(c, "gpu_ns", &row->time);
+    write_timed(c, row);
 }
 
 static void compile_row(json_ctx *c, const gt_row *row)

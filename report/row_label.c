@@ -30,7 +30,7 @@ char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row)
     const char *s0 = gt_strtab_get(r->names, k[0]);
     switch (c) {
     case GT_CAT_KERNEL:
-        return strdup(k[0] ? s0 : k[1] ? "graph" : "(unnamed kernel)");
+        return strdup(k[1] ? GT_GRAPH_LAUNCH_NAME : k[0] ? s0 : "(unnamed kernel)");
     case GT_CAT_MEMCPY: {
         char label[GT_COPY_LABEL_MAX];
         gt_copy_label_format(label, sizeof label, k[0], k[1], k[2] != 0);

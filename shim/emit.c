@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -86,7 +87,49 @@ void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab 
     if (!trace->timeline) {
         gt_warn("no memory for the trace: no %s file", gt_output_extension(GT_OUTPUT_CHROME));
         gt_stream_file_discard(&trace->file);
+        return;
     }
+    /* Called as the report is made: this is that report. */
+    gt_report *r = gt_collect_report();
+    if (r && gt_report_enabled(r, GT_CAT_MEMORY))
+        gt_timeline_follow_memory(trace->timeline, &r->memory);
+}
+
+typedef struct cause_list {
+    char text[512];
+    size_t len;
+} cause_list;
+
+static void add_cause(cause_list *c, uint64_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Appends ", N <cause>" when n is not 0. */
+static void add_cause(cause_list *c, uint64_t n, const char *fmt, ...)
+{
+    if (!n || c->len >= sizeof c->text) return;
+    c->len += (size_t)snprintf(c->text + c->len, sizeof c->text - c->len, "%s%llu ",
+                               c->len ? ", " : "", (unsigned long long)n);
+    if (c->len >= sizeof c->text) return;
+    va_list ap;
+    va_start(ap, fmt);
+    c->len += (size_t)vsnprintf(c->text + c->len, sizeof c->text - c->len, fmt, ap);
+    va_end(ap);
+}
+
+/* Why the trace left events out. */
+static void warn_lost(const gt_timeline *tl)
+{
+    gt_timeline_losses l;
+    gt_timeline_losses_get(tl, &l);
+    cause_list c = {.len = 0};
+    add_cause(&c, l.too_deep, "NVTX ranges nested deeper than %u", GT_NVTX_MAX_DEPTH);
+    add_cause(&c, l.ranges,
+              "NVTX ranges past %u start/end ranges open at once or %u (thread, domain) stacks",
+              GT_TIMELINE_MAX_RANGES, GT_TIMELINE_MAX_STACKS);
+    add_cause(&c, l.tracks, "pieces of GPU work on streams past the %uth", GT_TIMELINE_MAX_TRACKS);
+    add_cause(&c, l.threads, "thread names past the %uth", GT_TIMELINE_MAX_THREADS);
+    add_cause(&c, l.no_memory, "events for want of memory");
+    gt_warn("the trace left out %llu events: %s", (unsigned long long)gt_timeline_lost(tl), c.text);
 }
 
 /* Ends the streamed trace and puts it at path (NULL: it is dropped). */
@@ -96,25 +139,20 @@ static void complete_trace(gt_trace *trace, const gt_process_info *p, const char
     char why[GT_PATH_MAX + 128];
     int rc = gt_timeline_finish(trace->timeline, p);
     int failure = errno;
-    uint64_t lost = gt_timeline_lost(trace->timeline);
-    gt_timeline_destroy(trace->timeline);
+    gt_timeline *tl = trace->timeline;
     trace->timeline = NULL;
     if (!path) {
         gt_stream_file_discard(&trace->file);
-        return;
-    }
-    if (rc != 0) {
+    } else if (rc != 0) {
         gt_stream_file_discard(&trace->file);
         snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
         warn_not_written(why);
-        return;
-    }
-    if (gt_stream_file_commit(&trace->file, path, why, sizeof why) != 0)
+    } else if (gt_stream_file_commit(&trace->file, path, why, sizeof why) != 0) {
         warn_not_written(why);
-    else if (lost)
-        gt_warn("the trace left out %llu events (too many streams, named threads or open "
-                "ranges)",
-                (unsigned long long)lost);
+    } else if (gt_timeline_lost(tl)) {
+        warn_lost(tl);
+    }
+    gt_timeline_destroy(tl);
 }
 
 static void write_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,

@@ -6,7 +6,8 @@ prints the fidelity table's header, the program's row and what differs; exit sta
 when a check fails.
 
 What is compared (the two runs are separate processes: never both tracers at once):
-  kernel names      the set of demangled names, gputrace's row "graph" aside
+  kernel names      the set of demangled names, gputrace's row of graph launches aside
+                    (the row with "graph": true)
   launches          per kernel name, calls: launches outside graphs, plus each kernel
                     captured into a graph once (gputrace records the captured call;
                     the reference counts each graph node once); graph launches apart
@@ -38,7 +39,6 @@ from dataclasses import dataclass, field
 
 DEFAULT_TOLERANCE = 0.05
 DEFAULT_FLOOR_NS = 2000
-GRAPH_ROW = "graph"
 
 
 @dataclass
@@ -83,25 +83,16 @@ def _add_row(table, key, work):
     table.setdefault(key, Work()).add(work)
 
 
-def _timed_estimate(stats, calls):
-    """How many of a gputrace row's calls carry a GPU time: the report gives the total
-    and the rounded mean of the timed ones, not their number."""
-    if not stats.get("avg"):
-        return 0
-    return min(calls, round(stats["total"] / stats["avg"]))
-
-
 def _ours_work(row):
-    gpu = row["gpu_ns"]
-    return Work(row["calls"], row.get("bytes", 0), gpu["total"],
-                _timed_estimate(gpu, row["calls"]))
+    """A gputrace row: "timed" is how many of its calls carry a GPU time."""
+    return Work(row["calls"], row.get("bytes", 0), row["gpu_ns"]["total"], row["timed"])
 
 
 def from_ours(doc):
     """Totals from gputrace's JSON report (SPEC section 6)."""
     t = Totals(dropped=doc.get("totals", {}).get("dropped", 0))
     for row in doc.get("kernels", []):
-        if row["name"] == GRAPH_ROW:
+        if row["graph"]:
             t.graph.add(_ours_work(row))
         else:
             _add_row(t.kernels, row["name"], _ours_work(row))

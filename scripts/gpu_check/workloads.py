@@ -52,7 +52,7 @@ class WorkloadRow(RunRow):
 
 def _kernels(doc, pattern):
     rows = [r for r in doc.get("kernels", []) if doc.get("tool") != "gputrace" or
-            r["name"] != "graph"]
+            not r["graph"]]
     return [r for r in rows if pattern is None or pattern in r["name"]]
 
 

@@ -33,11 +33,13 @@ TOP_KEYS = ["tool", "schema", "version", "process", "config", "totals", "kernels
             "advice"]
 PROCESS = {"pid": int, "ppid": int, "hostname": str, "command": str,
            "start_ns": int, "end_ns": int, "wall_ns": int}
+# SPEC's keys, then the extra keys every row of the table has.
 ROWS = {
-    "kernels": {"name": str, "calls": int, "gpu_ns": "stats", "api_ns_total": int},
+    "kernels": {"name": str, "calls": int, "gpu_ns": "stats", "api_ns_total": int,
+                "timed": int, "graph": bool},
     "memcpy": {"direction": str, "host_memory": str, "async": bool, "calls": int,
-               "bytes": int, "gpu_ns": "stats", "gbps": (int, float)},
-    "memset": {"calls": int, "bytes": int, "gpu_ns": "stats"},
+               "bytes": int, "gpu_ns": "stats", "gbps": (int, float), "timed": int},
+    "memset": {"calls": int, "bytes": int, "gpu_ns": "stats", "timed": int},
     "compile": {"api": str, "name": str, "calls": int, "ok": bool, "wall_ns": "stats"},
     "module": {"api": str, "kind": str, "calls": int, "bytes": int, "wall_ns": "stats"},
     "sync": {"api": str, "calls": int, "wall_ns": "stats"},

@@ -56,6 +56,7 @@ static void trace_open(trace *t, unsigned categories)
     sample_init(&t->s, &opt);
     t->tl = gt_timeline_create(t->fd, t->s.names, SAMPLE_PID, SAMPLE_START, categories);
     assert_non_null(t->tl);
+    gt_timeline_follow_memory(t->tl, &t->s.r->memory);
     t->s.also = add_to_timeline;
     t->s.ctx = t->tl;
 }
@@ -221,6 +222,95 @@ static void test_nvtx(void **unused)
     free(text);
 }
 
+/* Two threads' allocations arrive a thread at a time; the counter says
+ * what was in use at each moment, in time order: thread 2's 20 MiB were
+ * live beside thread 1's 10 MiB. */
+static void test_memory_counter_in_time_order(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    const uint64_t mib = 1u << 20, at = SAMPLE_START;
+    add(&t, mem_event(GT_EV_ALLOC, 1, at + 1000, 0x1000, 10 * mib, GT_MEM_DEVICE, 0));
+    add(&t, mem_event(GT_EV_FREE, 1, at + 5000, 0x1000, 0, GT_MEM_DEVICE, 0));
+    add(&t, mem_event(GT_EV_ALLOC, 2, at + 2000, 0x2000, 20 * mib, GT_MEM_DEVICE, 0));
+    add(&t, mem_event(GT_EV_FREE, 2, at + 6000, 0x2000, 0, GT_MEM_DEVICE, 0));
+    gt_report_finish(t.s.r, SAMPLE_END);
+    char *text = trace_close(&t);
+    const char *want[] = {
+        "\"ts\":1,\"args\":{\"bytes\":10485760}}",
+        "\"ts\":2,\"args\":{\"bytes\":31457280}}",
+        "\"ts\":5,\"args\":{\"bytes\":20971520}}",
+        "\"ts\":6,\"args\":{\"bytes\":0}}",
+    };
+    const char *from = text;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *found = strstr(from, want[i]);
+        if (!found) fail_msg("counter sample missing or out of order: %s", want[i]);
+        from = found;
+    }
+    assert_int_equal(occurrences(text, "\"ph\":\"C\""), 4);
+    free(text);
+}
+
+/* Ranges say their domain, category and colour: same-named ranges of two
+ * domains stay apart. */
+static void test_nvtx_attributes(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    uint32_t lib = intern(t.s.names, "solver lib");
+    gt_event ev = nvtx(&t, GT_EV_NVTX_PUSH, 7, 1000, "step", 0);
+    ev.u.nvtx.domain = lib;
+    ev.u.nvtx.category = intern(t.s.names, "io");
+    ev.u.nvtx.color = 0xff336699u;
+    add(&t, ev);
+    ev = nvtx(&t, GT_EV_NVTX_POP, 7, 2000, NULL, 0);
+    ev.u.nvtx.domain = lib;
+    add(&t, ev);
+    add(&t, nvtx(&t, GT_EV_NVTX_PUSH, 7, 3000, "step", 0));
+    add(&t, nvtx(&t, GT_EV_NVTX_POP, 7, 4000, NULL, 0));
+    ev = nvtx(&t, GT_EV_NVTX_START, 7, 5000, "load", 0x61);
+    ev.u.nvtx.domain = lib;
+    ev.u.nvtx.color = 0xff00ff00u;
+    add(&t, ev);
+    add(&t, nvtx(&t, GT_EV_NVTX_END, 7, 6000, NULL, 0x61));
+    char *text = trace_close(&t);
+    assert_non_null(strstr(text, "\"name\":\"step\",\"pid\":4242,\"tid\":7,\"ts\":1,\"dur\":1,"
+                                 "\"args\":{\"domain\":\"solver lib\",\"category\":\"io\","
+                                 "\"color\":\"#336699\"}}"));
+    assert_non_null(strstr(text, "\"name\":\"step\",\"pid\":4242,\"tid\":7,\"ts\":3,\"dur\":1}"));
+    assert_int_equal(
+        occurrences(text, "\"args\":{\"domain\":\"solver lib\",\"color\":\"#00ff00\"}}"),
+        2); /* b and e */
+    free(text);
+}
+
+/* Pushes past the depth cap are left out, counted as too deep, and their
+ * pops do not close the ranges below them. */
+static void test_too_deep(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    const unsigned depth = GT_NVTX_MAX_DEPTH + 3;
+    for (unsigned i = 0; i < depth; i++)
+        add(&t, nvtx(&t, GT_EV_NVTX_PUSH, 7, 1000 + i, i ? "inner" : "outer", 0));
+    for (unsigned i = 0; i < depth; i++)
+        add(&t, nvtx(&t, GT_EV_NVTX_POP, 7, 5000 + i, NULL, 0));
+    gt_timeline_losses l;
+    gt_timeline_losses_get(t.tl, &l);
+    assert_int_equal(l.too_deep, 3);
+    assert_int_equal(gt_timeline_lost(t.tl), 3);
+    char *text = trace_close(&t);
+    assert_int_equal(occurrences(text, "\"name\":\"inner\""), GT_NVTX_MAX_DEPTH - 1);
+    /* the outermost range closes with the last pop */
+    assert_non_null(strstr(text, "\"name\":\"outer\",\"pid\":4242,\"tid\":7,\"ts\":1,"
+                                 "\"dur\":4.13}"));
+    free(text);
+}
+
 /* Past the track cap, GPU work is left out and counted. */
 static void test_track_cap(void **unused)
 {
@@ -234,6 +324,9 @@ static void test_track_cap(void **unused)
         add(&t, ev);
     }
     assert_int_equal(gt_timeline_lost(t.tl), 10);
+    gt_timeline_losses l;
+    gt_timeline_losses_get(t.tl, &l);
+    assert_int_equal(l.tracks, 10);
     char *text = trace_close(&t);
     assert_int_equal(occurrences(text, "\"name\":\"thread_name\""), GT_TIMELINE_MAX_TRACKS);
     free(text);
@@ -319,6 +412,7 @@ static int emit(int argc, char **argv)
     sample s;
     sample_init(&s, NULL);
     gt_timeline *tl = gt_timeline_create(f.fd, s.names, SAMPLE_PID, SAMPLE_START, GT_CAT_ALL);
+    gt_timeline_follow_memory(tl, &s.r->memory);
     s.also = add_to_timeline;
     s.ctx = tl;
     sample_run(&s);
@@ -359,9 +453,15 @@ int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "--emit") == 0) return emit(argc, argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_numbers),     cmocka_unit_test(test_sample_events),
-        cmocka_unit_test(test_categories),  cmocka_unit_test(test_nvtx),
-        cmocka_unit_test(test_track_cap),   cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_sample_events),
+        cmocka_unit_test(test_categories),
+        cmocka_unit_test(test_nvtx),
+        cmocka_unit_test(test_memory_counter_in_time_order),
+        cmocka_unit_test(test_nvtx_attributes),
+        cmocka_unit_test(test_too_deep),
+        cmocka_unit_test(test_track_cap),
+        cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_stream_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,6 +132,44 @@ static void test_units(void **unused)
     assert_string_equal(gt_format_bytes(3ull << 30, b, sizeof(b)), "3.00 GiB");
 }
 
+/* A kernel called `graph` and graph launches have rows of their own, told
+ * apart by the "graph" key; "timed" counts the calls that have a time. */
+static void test_graph_and_timed_keys(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report *r = gt_report_create(NULL, names);
+    gt_event k = kernel_event(intern(names, "graph"), 1, 0, 100, 600);
+    gt_report_add(r, &k);
+    k.flags = GT_EVF_CAPTURED; /* run later inside a graph: no time of its own */
+    gt_report_add(r, &k);
+    gt_event g = kernel_event(0, 1, 1000, 1100, 9100);
+    g.kind = GT_EV_GRAPH;
+    gt_report_add(r, &g);
+    gt_event c = host_event(GT_EV_MEMCPY, 1, 0, 10);
+    c.u.copy.dir = GT_DIR_HTOD;
+    c.u.copy.host_mem = GT_HOST_PINNED;
+    c.bytes = 64;
+    gt_report_add(r, &c);
+    gt_report_finish(r, 10000);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(gt_report_write_json(r, NULL, f), 0);
+    fclose(f);
+    assert_non_null(
+        strstr(text, "{\"name\": \"[graph launch]\", \"calls\": 1, \"gpu_ns\": {\"total\": 8000"));
+    assert_non_null(strstr(text, "\"timed\": 1, \"graph\": true}"));
+    assert_non_null(
+        strstr(text, "{\"name\": \"graph\", \"calls\": 2, \"gpu_ns\": {\"total\": 500"));
+    assert_non_null(strstr(text, "\"timed\": 1, \"graph\": false}"));
+    assert_non_null(strstr(text, "\"calls\": 1, \"bytes\": 64, \"gpu_ns\": {\"total\": 0"));
+    assert_non_null(strstr(text, "\"gbps\": 0.000, \"timed\": 0}"));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
 static unsigned parse_categories(const char *list)
 {
     if (strcmp(list, "all") == 0) return GT_CAT_ALL;
@@ -224,6 +262,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_invalid_utf8_is_replaced),
         cmocka_unit_test(test_writer_structure),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_graph_and_timed_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
