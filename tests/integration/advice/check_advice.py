@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from verdict import check, report  # noqa: E402
+
 # Simulated durations per case (tests/emu/README.md): vec_add is each
 # case's short kernel, apps::scale the clean case's long one. Pageable
 # copies at 1 GB/s make sync-memcpy's 16 MiB copy last 17 ms, far above
@@ -31,13 +34,6 @@ KERNEL_NS = {
 GBPS = "pageable=1,pinned=25,dtod=1500,memset=3000,peer=50"
 TIMEOUT = 120
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def format_bytes(n):
@@ -182,11 +178,6 @@ def main():
         check_message(rule, row["message"], e)
     return report()
 
-
-def report():
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -20,6 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from verdict import check, report  # noqa: E402
+
 SECTIONS = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx", "api",
             "advice"]
 CSV_HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
@@ -30,13 +33,6 @@ EXTENSIONS = [".txt", ".json", ".csv", ".trace.json"]
 KERNEL_NS = 1_000_000  # the demo's simulated integration kernel
 TIMEOUT = 150
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def runs(output):
@@ -113,11 +109,6 @@ def main():
                 check_run(name, part, out_dir)
     return report()
 
-
-def report():
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":

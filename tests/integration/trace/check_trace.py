@@ -36,7 +36,10 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "intercept"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "intercept"))
+from verdict import check, report  # noqa: E402
 from check_report import GBPS, base_name, copy_rate, emu_env, kernel_ns, read_json  # noqa: E402
 
 GPU_TID_BASE = 1 << 22
@@ -45,13 +48,6 @@ TOLERANCE = 0.01
 NVTX_MAX_DEPTH = 128
 TIMEOUT = 300
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def number(v):
@@ -260,11 +256,6 @@ def main():
         case_nvtx(events, log, nvtx_manifest)
     return report()
 
-
-def report():
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":
