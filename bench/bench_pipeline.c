@@ -120,26 +120,31 @@ static void *record_loop(void *arg)
     return NULL;
 }
 
-static void consume_count(gt_event *ev, void *ctx)
+typedef void consume_fn(gt_event *ev, uint32_t n, void *ctx);
+
+static void consume_count(gt_event *ev, uint32_t n, void *ctx)
 {
     (void)ctx;
-    consumed_only += ev->host_end - ev->host_start > 0;
+    for (uint32_t i = 0; i < n; i++)
+        consumed_only += ev[i].host_end - ev[i].host_start > 0;
 }
 
-static void consume_convert(gt_event *ev, void *ctx)
+static void consume_convert(gt_event *ev, uint32_t n, void *ctx)
 {
     (void)ctx;
-    consumed_only += gt_clock_to_ns(ev->host_end) - gt_clock_to_ns(ev->host_start) > 0;
+    for (uint32_t i = 0; i < n; i++)
+        consumed_only += gt_clock_to_ns(ev[i].host_end) - gt_clock_to_ns(ev[i].host_start) > 0;
 }
 
-static void start(size_t cap_bytes, int drain_thread, void (*consume)(gt_event *, void *))
+/* The consumer gets runs of records, as the shim's does (init.c). */
+static void start(size_t cap_bytes, int drain_thread, consume_fn *consume)
 {
     gt_collect_release();
     gt_pipeline_params p = {
         .chunk_bytes = GT_CHUNK_DEFAULT_BYTES,
         .cap_bytes = cap_bytes,
         .drain_thread = drain_thread,
-        .consume = consume,
+        .consume_run = consume,
     };
     if (gt_pipeline_start(&p) != 0) {
         fprintf(stderr, "bench: cannot map the chunk table\n");
@@ -172,7 +177,7 @@ static double append_ns(int threads, int timestamps, uint64_t *dropped)
     *dropped = 0;
     for (int run = 0; run < RUNS; run++) {
         uint64_t events, stored;
-        start((size_t)GT_BUFFER_MB_DEFAULT << 20, 1, gt_collect_record);
+        start((size_t)GT_BUFFER_MB_DEFAULT << 20, 1, gt_collect_records);
         recorder proto = {.timestamps = timestamps, .bursts = BURSTS};
         v[run] = run_recorders(threads, proto, &events, &stored);
         gt_pipeline_finish(60000);
@@ -182,7 +187,7 @@ static double append_ns(int threads, int timestamps, uint64_t *dropped)
 }
 
 /* Records published with no drain thread, then drained on this thread. */
-static double drain_rate(void (*consume)(gt_event *, void *))
+static double drain_rate(consume_fn *consume)
 {
     double v[RUNS];
     size_t cap = (DRAIN_EVENTS / 500 + 16) * GT_CHUNK_DEFAULT_BYTES;
@@ -225,7 +230,7 @@ int main(void)
                (unsigned long long)(BURSTS - 1) * BURST_EVENTS, dropped + dropped_bare);
     }
 
-    double into_report = drain_rate(gt_collect_record);
+    double into_report = drain_rate(gt_collect_records);
     double converted = drain_rate(consume_convert);
     double alone = drain_rate(consume_count);
     printf("drain: %.1f M events/s into the report; without the report %.1f M/s with tick "
@@ -234,7 +239,7 @@ int main(void)
 
     size_t cap = 4u << 20;
     uint64_t events, stored;
-    start(cap, 1, gt_collect_record);
+    start(cap, 1, gt_collect_records);
     recorder flood = {.timestamps = 1, .events = FLOOD_EVENTS};
     run_recorders(2, flood, &events, &stored);
     gt_pool_stats s;

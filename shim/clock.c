@@ -35,11 +35,16 @@ static point ring[GT_CLOCK_RING];
 static unsigned ring_start, ring_n;
 static point newest; /* the latest sample: the last point when newer than the ring's */
 
-/* The segment used last: most ticks fall in the newest one. */
-static struct {
-    uint64_t tsc0, tsc1, ns0, mult; /* ns = ns0 + ((t - tsc0) * mult >> 32) */
-} seg;
-static int seg_valid;
+/* The segment used last: most ticks fall in the newest one. Empty
+ * (tsc1 == tsc0) when it must be looked up again; with clock_gettime
+ * ticks it is the identity over every tick, so the inline conversion
+ * needs no test of the source. */
+gt_clock_segment gt_clock_seg;
+
+static void forget_segment(void)
+{
+    gt_clock_seg.tsc1 = gt_clock_seg.tsc0;
+}
 
 uint64_t gt_clock_mono_ns(void)
 {
@@ -82,11 +87,14 @@ static point sample(void)
 void gt_clock_init(int force_source)
 {
     gt_clock_tsc = force_source < 0 ? tsc_invariant() : force_source && tsc_invariant();
-    if (!gt_clock_tsc) return;
+    if (!gt_clock_tsc) {
+        gt_clock_seg = (gt_clock_segment){0, UINT64_MAX, 0, 1ull << 32};
+        return;
+    }
     ring[0] = newest = sample();
     ring_start = 0;
     ring_n = 1;
-    seg_valid = 0;
+    forget_segment();
 }
 
 static point ring_at(unsigned i)
@@ -100,7 +108,7 @@ void gt_clock_refine(void)
     point p = sample();
     if (p.tsc <= newest.tsc || p.ns < newest.ns) return;
     newest = p;
-    seg_valid = 0;
+    forget_segment();
     if (p.ns - ring_at(ring_n - 1).ns < GT_CLOCK_SPACING_NS) return;
     if (ring_n < GT_CLOCK_RING)
         ring_n++;
@@ -132,18 +140,13 @@ static uint64_t scale(uint64_t ticks, uint64_t mult)
 
 static uint64_t cache_segment(point from, uint64_t until_tsc, uint64_t mult, uint64_t t)
 {
-    seg.tsc0 = from.tsc;
-    seg.ns0 = from.ns;
-    seg.tsc1 = until_tsc;
-    seg.mult = mult;
-    seg_valid = 1;
-    return seg.ns0 + scale(t - seg.tsc0, seg.mult);
+    gt_clock_seg = (gt_clock_segment){from.tsc, until_tsc, from.ns, mult};
+    return from.ns + scale(t - from.tsc, mult);
 }
 
-uint64_t gt_clock_to_ns(uint64_t t)
+uint64_t gt_clock_to_ns_slow(uint64_t t)
 {
     if (!gt_clock_tsc) return t;
-    if (seg_valid && t >= seg.tsc0 && t < seg.tsc1) return seg.ns0 + scale(t - seg.tsc0, seg.mult);
     if (n_points() < 2) gt_clock_refine(); /* a rate needs two points */
     unsigned n = n_points();
     point first = point_at(0), last = point_at(n - 1);

@@ -110,22 +110,29 @@ static void debug_event(const gt_event *ev)
     debug_len += len;
 }
 
-void gt_collect_record(gt_event *ev, void *ctx)
+void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
 {
     (void)ctx;
-    /* 0 is "not set" (a mark has no end): it stays 0. */
-    if (ev->host_start) ev->host_start = gt_clock_to_ns(ev->host_start);
-    if (ev->host_end) ev->host_end = gt_clock_to_ns(ev->host_end);
-    if (ev->host_end && ev->host_end < ev->host_start) ev->host_end = ev->host_start;
-    if (ev->result && !ev->error) {
-        gt_error_namer namer = atomic_load_explicit(&error_namer, memory_order_acquire);
-        if (namer) ev->error = namer(ev);
-    }
-    if (gt_log_debug_enabled()) debug_event(ev);
+    gt_error_namer namer = atomic_load_explicit(&error_namer, memory_order_acquire);
+    int debug = gt_log_debug_enabled();
     gt_report *r = report ? report : gt_collect_report();
-    if (!r) return;
-    gt_report_add(r, ev);
-    if (trace.timeline) gt_timeline_add(trace.timeline, r, ev);
+    gt_timeline *timeline = trace.timeline;
+    for (gt_event *end = ev + n; ev < end; ev++) {
+        /* 0 is "not set" (a mark has no end): it stays 0. */
+        if (ev->host_start) ev->host_start = gt_clock_to_ns(ev->host_start);
+        if (ev->host_end) ev->host_end = gt_clock_to_ns(ev->host_end);
+        if (ev->host_end && ev->host_end < ev->host_start) ev->host_end = ev->host_start;
+        if (ev->result && !ev->error && namer) ev->error = namer(ev);
+        if (GT_UNLIKELY(debug)) debug_event(ev);
+        if (!r) continue;
+        gt_report_add(r, ev);
+        if (timeline) gt_timeline_add(timeline, r, ev);
+    }
+}
+
+void gt_collect_record(gt_event *ev, void *ctx)
+{
+    gt_collect_records(ev, 1, ctx);
 }
 
 void gt_collect_finish(uint64_t dropped, const gt_process_info *p)

@@ -99,23 +99,57 @@ static void hold(gt_chunk *c)
     held_tail = &c->h.next;
 }
 
+/* Hands records [from, to) of c to the consumer. */
+static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
+{
+    if (to <= from) return;
+    if (params.consume_run) {
+        params.consume_run(&c->ev[from], to - from, params.ctx);
+    } else {
+        for (uint32_t i = from; i < to; i++)
+            params.consume(&c->ev[i], params.ctx);
+    }
+    consumed += to - from;
+}
+
 /* Consumes records from c->h.done on; 0 when one still waits for its GPU
- * time (c->h.done then points at it). */
+ * time (c->h.done then points at it).
+ *
+ * Records go to the consumer in runs of at most RUN_MAX between pending
+ * ones, and the records PREFETCH_AHEAD further on are asked of memory
+ * meanwhile: a chunk published a while ago is no longer in any cache, and
+ * the consumer's work then overlaps their arrival. Runs stay short: a
+ * look for pending records far ahead of the consumer (a whole chunk first,
+ * then its records) made the drain a fifth slower, as a pass over memory
+ * with nothing to overlap, and loads 4 KiB ahead of the consumer's stores
+ * wait on them (the CPU matches addresses by their low 12 bits first). */
+#define RUN_MAX 4u
+#define PREFETCH_AHEAD 8u
 static int consume_chunk(gt_chunk *c, int give_up)
 {
     const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
-    for (uint32_t i = c->h.done; i < c->h.limit; i++) {
+    uint32_t run = c->h.done;
+    for (uint32_t i = run; i < c->h.limit; i++) {
         gt_event *ev = &c->ev[i];
-        if (ev->flags & GT_EVF_GPU_PENDING) {
-            if (r && !r->resolve(ev, give_up) && !give_up) {
-                c->h.done = i;
-                return 0;
-            }
-            ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
+        if (i + PREFETCH_AHEAD < c->h.limit) {
+            __builtin_prefetch(ev + PREFETCH_AHEAD, 1); /* the consumer converts its times */
+            __builtin_prefetch((char *)(ev + PREFETCH_AHEAD) + 64, 0);
         }
-        params.consume(ev, params.ctx);
-        consumed++;
+        if (!(ev->flags & GT_EVF_GPU_PENDING)) {
+            if (i - run < RUN_MAX) continue;
+            consume_run(c, run, i);
+            run = i;
+            continue;
+        }
+        consume_run(c, run, i);
+        run = i;
+        if (r && !r->resolve(ev, give_up) && !give_up) {
+            c->h.done = i;
+            return 0;
+        }
+        ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
     }
+    consume_run(c, run, c->h.limit);
     c->h.done = c->h.limit;
     return 1;
 }

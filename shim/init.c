@@ -106,7 +106,7 @@ static gt_pipeline_params shim_params(void)
         .cap_bytes = gt_cfg.buffer_bytes,
         .drain_thread = 1,
         .final_wait_ms = GT_FINAL_GPU_WAIT_MS,
-        .consume = gt_collect_record,
+        .consume_run = gt_collect_records,
         .finished = on_finished,
     };
 }

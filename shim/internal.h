@@ -133,7 +133,24 @@ void gt_clock_init(int force_source);
  * when there is no drain thread): adds a calibration sample, then
  * converts ticks read at or before that moment. */
 void gt_clock_refine(void);
-uint64_t gt_clock_to_ns(uint64_t ticks);
+
+/* The calibration segment the last conversion used: ticks in [tsc0, tsc1)
+ * convert as ns0 + ((ticks - tsc0) * mult >> 32). Converting thread only. */
+typedef struct gt_clock_segment {
+    uint64_t tsc0, tsc1, ns0, mult;
+} gt_clock_segment;
+extern gt_clock_segment gt_clock_seg;
+uint64_t gt_clock_to_ns_slow(uint64_t ticks);
+
+/* Inline: the drain converts two timestamps per record, and almost every
+ * tick falls in the segment used last. */
+static inline uint64_t gt_clock_to_ns(uint64_t ticks)
+{
+    const gt_clock_segment *s = &gt_clock_seg;
+    if (GT_LIKELY(ticks - s->tsc0 < s->tsc1 - s->tsc0))
+        return s->ns0 + (uint64_t)(((unsigned __int128)(ticks - s->tsc0) * s->mult) >> 32);
+    return gt_clock_to_ns_slow(ticks);
+}
 
 /* ------------------------------------------------------------ thread.c, TLS
  * Per-thread state. `gt_tls` is initial-exec TLS (the hot path reads it
@@ -398,6 +415,10 @@ typedef struct gt_pipeline_params {
     /* Called on the draining thread for each record, in each thread's
      * order, host times still in ticks. */
     void (*consume)(gt_event *ev, void *ctx);
+    /* When set, called instead of consume with runs of n consecutive
+     * records of one thread (n >= 1): the consumer's per-record set-up is
+     * paid once per run. */
+    void (*consume_run)(gt_event *ev, uint32_t n, void *ctx);
     /* Called once on the finishing thread after the last record. */
     void (*finished)(const gt_pipeline_totals *t, void *ctx);
     void *ctx;
@@ -445,6 +466,7 @@ void gt_collect_set_error_namer(gt_error_namer fn);
 void gt_collect_reset(void);   /* a fresh report; the old one is abandoned (fork child) */
 void gt_collect_release(void); /* a fresh report; the old one is freed (no drain running) */
 void gt_collect_record(gt_event *ev, void *ctx);
+void gt_collect_records(gt_event *ev, uint32_t n, void *ctx); /* a run: consume_run */
 void gt_collect_flush_debug(void); /* debug lines are written in batches */
 
 /* After the last record: the dropped count, the report's end, then the

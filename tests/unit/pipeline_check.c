@@ -20,6 +20,7 @@ typedef struct tally {
 static tally tallies[MAX_THREADS];
 static int n_tallies;
 static uint64_t consumed;
+static uint64_t runs;
 static gt_pipeline_totals totals;
 static int finished_calls;
 
@@ -28,6 +29,7 @@ void check_reset(void)
     memset(tallies, 0, sizeof tallies);
     n_tallies = 0;
     consumed = 0;
+    runs = 0;
     memset(&totals, 0, sizeof totals);
     finished_calls = 0;
 }
@@ -142,4 +144,44 @@ void check_assert_thread_count_in(int i, uint64_t lo, uint64_t hi)
 {
     check_assert_thread_in_order(i);
     assert_in_range(tallies[i].count, lo, hi);
+}
+
+/* Called on the drain thread, where cmocka cannot fail a test: a run that
+ * is not one thread's consecutive records marks that thread's tally bad. */
+void check_run_shape(const gt_event *ev, uint32_t n)
+{
+    runs++;
+    tally *t = tally_of(ev[0].tid);
+    if (!t) return;
+    if (n == 0) t->bad++;
+    for (uint32_t i = 1; i < n; i++)
+        if (ev[i].tid != ev[0].tid || ev[i].seq != ev[0].seq + i) t->bad++;
+}
+
+void check_consume_run(gt_event *ev, uint32_t n, void *ctx)
+{
+    check_run_shape(ev, n);
+    for (uint32_t i = 0; i < n; i++)
+        check_consume(&ev[i], ctx);
+}
+
+uint64_t check_runs(void)
+{
+    return runs;
+}
+
+int check_by_runs;
+
+int check_setup_one_by_one(void **state)
+{
+    (void)state;
+    check_by_runs = 0;
+    return 0;
+}
+
+int check_setup_in_runs(void **state)
+{
+    (void)state;
+    check_by_runs = 1;
+    return 0;
 }

@@ -34,6 +34,18 @@ static int fake_resolve(gt_event *ev, int give_up)
 
 static const gt_gpu_resolver resolver = {fake_resolve};
 
+/* Every test runs twice (check_by_runs): records handed over one by one
+ * (consume), then in runs (consume_run, as the shim's consumer takes
+ * them), each record of a run passed on to the test's consumer. */
+static void (*run_member)(gt_event *ev, void *ctx);
+
+static void consume_run(gt_event *ev, uint32_t n, void *ctx)
+{
+    check_run_shape(ev, n);
+    for (uint32_t i = 0; i < n; i++)
+        run_member(&ev[i], ctx);
+}
+
 static void start_with(unsigned final_wait_ms, const gt_gpu_resolver *r,
                        void (*consume)(gt_event *, void *))
 {
@@ -41,11 +53,13 @@ static void start_with(unsigned final_wait_ms, const gt_gpu_resolver *r,
     atomic_store(&completed, 0);
     give_ups = 0;
     gt_set_gpu_resolver(r);
+    run_member = consume;
     gt_pipeline_params p = {
         .chunk_bytes = 4096,
         .cap_bytes = 1024 * 4096,
         .final_wait_ms = final_wait_ms,
-        .consume = consume,
+        .consume = check_by_runs ? NULL : consume,
+        .consume_run = check_by_runs ? consume_run : NULL,
         .finished = check_finished,
     };
     assert_int_equal(gt_pipeline_start(&p), 0);
@@ -216,5 +230,6 @@ int main(void)
         cmocka_unit_test(test_no_resolver_holds_nothing),
         cmocka_unit_test(test_many_held_threads_keep_order),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("one by one", tests, check_setup_one_by_one, NULL);
+    return failed + cmocka_run_group_tests_name("in runs", tests, check_setup_in_runs, NULL);
 }
