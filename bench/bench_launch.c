@@ -3,19 +3,24 @@
  *
  *   gt_bench_launch PATH/libgputrace.so [launches] [runs]
  *
- * Runs itself as a child in three modes, the runs interleaved so that a
- * change in machine load touches every mode alike:
+ * Two paths into the driver:
+ *   driver   cuLaunchKernel, as driver-API programs and the static runtime
+ *   runtime  __cudaLaunchKernel, what nvcc's <<<>>> calls with the shared
+ *            runtime (the emulated libcudart.so.13): the shim's runtime
+ *            wrapper and the driver wrapper under it record one event
+ * each in three modes, the runs interleaved so that a change in machine
+ * load touches every mode alike:
  *   bare     no shim
  *   off      LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=off
  *   events   LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=events
  * Each child launches on one stream, warms up, then times `launches`
- * cuLaunchKernel calls (wall time / launches, the stream synchronised at
- * the end). Printed: the median ns per launch of each mode, the ns the
+ * launches (wall time / launches, the stream synchronised at the end).
+ * Printed per path: the median ns per launch of each mode, the ns the
  * shim adds to a bare launch, and for timing on, from the emulator's
  * counters over the timed launches: event records per launch (two, plus
  * the epoch records the drain adds, about one a second) and events
- * created (none once warm). A child whose cuLaunchKernel is not the
- * shim's says so: then the shim has no launch hook yet. */
+ * created (none once warm). A child whose launch function is not the
+ * shim's says so: then the shim has no hook for it. */
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@
 #include <unistd.h>
 
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 
 #include "bench_median.h"
 #include "tests/emu/gtemu.h"
@@ -36,6 +42,12 @@
 
 enum mode { BARE, OFF, EVENTS, MODES };
 static const char *const mode_names[MODES] = {"bare", "off", "events"};
+enum path { DRIVER, RUNTIME, PATHS };
+static const char *const path_names[PATHS] = {"driver", "runtime"};
+
+/* nvcc's <<<>>> entry point: declared by crt/device_functions.h for C++ only. */
+cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                         void **args, size_t sharedMem, cudaStream_t stream);
 
 struct result {
     double ns_per_launch;
@@ -62,17 +74,53 @@ static int check(CUresult r, const char *what)
     return -1;
 }
 
-/* Whether the cuLaunchKernel this program calls lies outside the driver:
- * the shim's, preloaded. (Not by dlsym: the shim hands out its wrappers
- * there too.) */
-static int launch_intercepted(void)
+/* Whether the launch function this program calls lies outside the CUDA
+ * library: the shim's, preloaded. (Not by dlsym: the shim hands out its
+ * wrappers there too.) */
+static int intercepted(void *fn, const char *library)
 {
     Dl_info info;
-    return dladdr((void *)cuLaunchKernel, &info) && info.dli_fname &&
-           !strstr(info.dli_fname, "libcuda.so");
+    return dladdr(fn, &info) && info.dli_fname && !strstr(info.dli_fname, library);
 }
 
-static int child(uint64_t launches)
+static int check_rt(cudaError_t r, const char *what)
+{
+    return check(r == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN, what);
+}
+
+static void report_child(uint64_t t0, uint64_t launches, uint64_t records, uint64_t created,
+                         int hooked)
+{
+    printf("%.3f %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n",
+           (double)(now_ns() - t0) / (double)launches, launches, gtemu_event_records() - records,
+           gtemu_events_created() - created, hooked);
+}
+
+static int child_runtime(uint64_t launches)
+{
+    cudaStream_t s;
+    cudaLibrary_t lib;
+    cudaKernel_t k;
+    if (check_rt(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate") ||
+        check_rt(cudaLibraryLoadData(&lib, module_ptx, NULL, NULL, 0, NULL, NULL, 0),
+                 "cudaLibraryLoadData") ||
+        check_rt(cudaLibraryGetKernel(&k, lib, "k_zero"), "cudaLibraryGetKernel"))
+        return 1;
+    dim3 grid = {1, 1, 1}, block = {32, 1, 1};
+    for (int i = 0; i < WARM_UP; i++)
+        __cudaLaunchKernel(k, grid, block, NULL, 0, s);
+    if (check_rt(cudaStreamSynchronize(s), "cudaStreamSynchronize")) return 1;
+    uint64_t records = gtemu_event_records(), created = gtemu_events_created();
+    uint64_t t0 = now_ns();
+    for (uint64_t i = 0; i < launches; i++)
+        __cudaLaunchKernel(k, grid, block, NULL, 0, s);
+    if (check_rt(cudaStreamSynchronize(s), "cudaStreamSynchronize")) return 1;
+    report_child(t0, launches, records, created,
+                 intercepted((void *)__cudaLaunchKernel, "libcudart.so"));
+    return 0;
+}
+
+static int child_driver(uint64_t launches)
 {
     CUdevice dev;
     CUcontext ctx;
@@ -94,16 +142,13 @@ static int child(uint64_t launches)
     for (uint64_t i = 0; i < launches; i++)
         cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
     if (check(cuStreamSynchronize(s), "cuStreamSynchronize")) return 1;
-    uint64_t t1 = now_ns();
-    printf("%.3f %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", (double)(t1 - t0) / (double)launches,
-           launches, gtemu_event_records() - records, gtemu_events_created() - created,
-           launch_intercepted());
+    report_child(t0, launches, records, created, intercepted((void *)cuLaunchKernel, "libcuda.so"));
     return 0;
 }
 
-/* Runs this program as a child in `mode`; 0 with *out filled. */
-static int run_child(const char *self, const char *shim, enum mode mode, uint64_t launches,
-                     struct result *out)
+/* Runs this program as a child in `mode` on `path`; 0 with *out filled. */
+static int run_child(const char *self, const char *shim, enum path path, enum mode mode,
+                     uint64_t launches, struct result *out)
 {
     int fd[2];
     if (pipe(fd) != 0) return -1;
@@ -124,7 +169,7 @@ static int run_child(const char *self, const char *shim, enum mode mode, uint64_
         }
         char count[32];
         snprintf(count, sizeof count, "%" PRIu64, launches);
-        execl(self, self, count, (char *)NULL);
+        execl(self, self, count, path_names[path], (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
@@ -138,9 +183,44 @@ static int run_child(const char *self, const char *shim, enum mode mode, uint64_
     return got == 5 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+static int child(uint64_t launches, const char *path)
+{
+    return strcmp(path, path_names[RUNTIME]) == 0 ? child_runtime(launches)
+                                                  : child_driver(launches);
+}
+
+typedef struct path_figures {
+    double ns[MODES][MAX_RUNS];
+    struct result events; /* timing on, summed over the runs */
+    int intercepted;
+} path_figures;
+
+/* One run of every path and mode; 0, or -1 when a child failed. */
+static int run_round(const char *shim, uint64_t launches, int run, path_figures *fig)
+{
+    for (int p = 0; p < PATHS; p++) {
+        for (int m = 0; m < MODES; m++) {
+            struct result res;
+            if (run_child("/proc/self/exe", shim, (enum path)p, (enum mode)m, launches, &res)) {
+                fprintf(stderr, "gt_bench_launch: the %s %s run failed\n", path_names[p],
+                        mode_names[m]);
+                return -1;
+            }
+            fig[p].ns[m][run] = res.ns_per_launch;
+            if (m != BARE) fig[p].intercepted &= res.intercepted;
+            if (m == EVENTS) {
+                fig[p].events.launches += res.launches;
+                fig[p].events.records += res.records;
+                fig[p].events.created += res.created;
+            }
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (getenv(CHILD_ENV)) return child(strtoull(argv[1], NULL, 10));
+    if (getenv(CHILD_ENV)) return child(strtoull(argv[1], NULL, 10), argc > 2 ? argv[2] : "");
     if (argc < 2) {
         fprintf(stderr, "usage: gt_bench_launch PATH/libgputrace.so [launches] [runs]\n");
         return 2;
@@ -148,43 +228,30 @@ int main(int argc, char **argv)
     uint64_t launches = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
     int runs = argc > 3 ? atoi(argv[3]) : 7;
     if (launches == 0 || runs < 1 || runs > MAX_RUNS) return 2;
-    double ns[MODES][MAX_RUNS];
-    struct result events_total = {0};
-    int intercepted = 1;
-    for (int r = 0; r < runs; r++) {
-        for (int m = 0; m < MODES; m++) {
-            struct result res;
-            if (run_child("/proc/self/exe", argv[1], (enum mode)m, launches, &res) != 0) {
-                fprintf(stderr, "gt_bench_launch: the %s run failed\n", mode_names[m]);
-                return 1;
-            }
-            ns[m][r] = res.ns_per_launch;
-            if (m != BARE) intercepted &= res.intercepted;
-            if (m == EVENTS) {
-                events_total.launches += res.launches;
-                events_total.records += res.records;
-                events_total.created += res.created;
-            }
-        }
-    }
-    double med[MODES];
-    for (int m = 0; m < MODES; m++)
-        med[m] = bench_median(ns[m], runs);
-    printf("launch (emulated driver, zero-duration kernel, %" PRIu64 " launches, median of %d "
-           "runs)\n",
+    static path_figures fig[PATHS];
+    for (int p = 0; p < PATHS; p++)
+        fig[p].intercepted = 1;
+    for (int r = 0; r < runs; r++)
+        if (run_round(argv[1], launches, r, fig) != 0) return 1;
+    printf("launch: emulated driver, zero-duration kernel, %" PRIu64 " launches, median of %d "
+           "runs; ns per launch (added by the shim)  [target: timing off <= +40 ns]\n",
            launches, runs);
-    if (!intercepted)
-        printf("  note: cuLaunchKernel is not intercepted: the shim has no launch hook, so the "
-               "shim rows measure its load only\n");
-    printf("  bare                  %8.1f ns/launch\n", med[BARE]);
-    printf("  shim, timing off      %8.1f ns/launch  (+%.1f ns)\n", med[OFF], med[OFF] - med[BARE]);
-    printf("  shim, timing events   %8.1f ns/launch  (+%.1f ns)\n", med[EVENTS],
-           med[EVENTS] - med[BARE]);
-    printf("  timing events: %.4f event records per launch (%" PRIu64 " records, %" PRIu64
-           " launches: two each, plus %" PRId64 " epochs), %" PRIu64
-           " events created in steady state\n",
-           (double)events_total.records / (double)events_total.launches, events_total.records,
-           events_total.launches, (int64_t)(events_total.records - 2 * events_total.launches),
-           events_total.created);
+    printf("  %-8s %8s %18s %18s %15s %8s\n", "path", "bare", "shim, timing off", "shim, timing on",
+           "records/launch", "created");
+    for (int p = 0; p < PATHS; p++) {
+        double med[MODES];
+        for (int m = 0; m < MODES; m++)
+            med[m] = bench_median(fig[p].ns[m], runs);
+        const struct result *e = &fig[p].events;
+        printf("  %-8s %8.1f %9.1f (%+6.1f) %9.1f (%+6.1f) %15.4f %8" PRIu64 "\n", path_names[p],
+               med[BARE], med[OFF], med[OFF] - med[BARE], med[EVENTS], med[EVENTS] - med[BARE],
+               (double)e->records / (double)e->launches, e->created);
+        if (!fig[p].intercepted)
+            printf("  note: the %s launch is not intercepted: its shim rows measure the shim's "
+                   "load only\n",
+                   path_names[p]);
+    }
+    printf("  records/launch: event records with timing on (two per launch, plus the drain's "
+           "epochs); created: events created once warm\n");
     return 0;
 }
