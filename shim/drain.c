@@ -116,25 +116,20 @@ static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
  * time (c->h.done then points at it).
  *
  * Records go to the consumer in runs of at most RUN_MAX between pending
- * ones, and the records PREFETCH_AHEAD further on are asked of memory
- * meanwhile: a chunk published a while ago is no longer in any cache, and
- * the consumer's work then overlaps their arrival. Runs stay short: a
- * look for pending records far ahead of the consumer (a whole chunk first,
- * then its records) made the drain a fifth slower, as a pass over memory
- * with nothing to overlap, and loads 4 KiB ahead of the consumer's stores
- * wait on them (the CPU matches addresses by their low 12 bits first). */
+ * ones. Runs stay short: looking for pending records far ahead of the
+ * consumer (a whole chunk first, then its records) made the drain a fifth
+ * slower, as a pass over memory with nothing to overlap, and loads 4 KiB
+ * ahead of the consumer's stores wait on them (the CPU matches addresses
+ * by their low 12 bits first). Records are not prefetched: that gained the
+ * drain 3% on a backlog in memory, and cost a program thread launching
+ * kernels alongside it about 10 ns per launch (gt_bench_launch). */
 #define RUN_MAX 4u
-#define PREFETCH_AHEAD 8u
 static int consume_chunk(gt_chunk *c, int give_up)
 {
     const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
     uint32_t run = c->h.done;
     for (uint32_t i = run; i < c->h.limit; i++) {
         gt_event *ev = &c->ev[i];
-        if (i + PREFETCH_AHEAD < c->h.limit) {
-            __builtin_prefetch(ev + PREFETCH_AHEAD, 1); /* the consumer converts its times */
-            __builtin_prefetch((char *)(ev + PREFETCH_AHEAD) + 64, 0);
-        }
         if (!(ev->flags & GT_EVF_GPU_PENDING)) {
             if (i - run < RUN_MAX) continue;
             consume_run(c, run, i);
