@@ -107,7 +107,8 @@ static void describe_copy(const gt_call *c, gt_event *ev)
     }
 }
 
-/* What the call did, into a zeroed record. The driver queries (names,
+/* What the call did, into a zeroed record (or a runtime call's detail,
+ * whose name alone is cleared: see gt_runtime_before). The driver queries (names,
  * host memory kinds, device, capture state) are made only when the hook's
  * category is on and the call succeeded: a failed call counts in `api`
  * alone. The record's slot is open meanwhile, so the thread's guard is
@@ -159,42 +160,62 @@ static inline gt_event *begin(const gt_call *c)
     return gt_ev_begin();
 }
 
-/* `timed`: the wrapper brackets GPU work with an event pair itself. */
+/* The detail of the runtime call this driver call describes (the first
+ * operation of the runtime call's kind under it), NULL when the driver
+ * call is recorded on its own or belongs to the runtime call unrecorded. */
+static inline gt_rt_detail *detail_for(const gt_call *c)
+{
+    gt_rt_detail *d = gt_rt_current;
+    return d && !d->filled && d->expect == c->kind ? d : NULL;
+}
+
+/* `timed`: the wrapper brackets GPU work with an event pair itself. errno
+ * is kept around the shim's work here (most calls have none). */
 static void before(gt_call *c, int timed)
 {
-    c->saved_errno = errno;
     c->pair = NULL;
-    if (timed && is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF &&
-        (gt_hook_mode(c->hook) & GT_HOOK_WORK)) {
-        GT_SHIM_WORK({
-            gt_gpu_note_work();
-            c->pair = gt_gpu_begin(c->stream, c->per_thread);
-        });
+    int pair = timed && is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF &&
+               (gt_hook_mode(c->hook) & GT_HOOK_WORK);
+    int flush = c->kind == GT_EV_SYNC && gt_tls.count >= SYNC_FLUSH_MIN;
+    if (GT_UNLIKELY(pair || flush)) {
+        int saved = errno;
+        if (pair) {
+            GT_SHIM_WORK({
+                gt_gpu_note_work();
+                c->pair = gt_gpu_begin(c->stream, c->per_thread);
+            });
+        }
+        if (flush) gt_ev_flush();
+        errno = saved;
     }
-    if (c->kind == GT_EV_SYNC && gt_tls.count >= SYNC_FLUSH_MIN) gt_ev_flush();
-    errno = c->saved_errno;
-    c->t0 = gt_clock_ticks();
 }
 
 void gt_driver_before(gt_call *c)
 {
     before(c, 1);
+    /* A call that describes a runtime call is not timed: the runtime call's
+     * record has its own host times. Two clock reads fewer per launch. */
+    c->t0 = detail_for(c) ? 0 : gt_clock_ticks();
 }
 
 void gt_driver_after(gt_call *c, CUresult r)
 {
-    uint64_t t1 = gt_clock_ticks();
+    gt_rt_detail *d = detail_for(c);
+    uint64_t t1 = d ? 0 : gt_clock_ticks();
     int saved = errno;
     if (c->pair) GT_SHIM_WORK(gt_gpu_end(c->pair, r == CUDA_SUCCESS));
-    gt_rt_detail *d = gt_rt_current;
-    if (d && !d->filled && d->expect == c->kind) {
+    if (d) {
         GT_SHIM_WORK(describe(c, r, &d->work));
         d->pair = c->pair;
         d->filled = 1;
-    } else if (!d || is_own_work(c->kind)) {
+    } else if (!gt_rt_current || is_own_work(c->kind)) {
         gt_event *ev = begin(c);
         if (ev) {
             describe(c, r, ev);
+            /* Untimed at the start (it looked like a runtime call's detail,
+             * then another call under the same runtime call took that role):
+             * no host time rather than a wrong one. */
+            if (!c->t0) c->t0 = t1;
             finish(ev, c, r, t1);
         }
         commit(ev, c->pair);
@@ -207,10 +228,13 @@ void gt_runtime_before(gt_call *c, gt_rt_detail *d)
     d->expect = c->kind;
     d->filled = 0;
     d->pair = NULL;
-    gt_event_zero(&d->work);
+    /* Every field gt_runtime_after takes from the detail is written by
+     * describe() but the name, which only a kernel has. */
+    d->work.name = 0;
     gt_rt_current = d;
     /* The runtime's GPU work is timed by the driver wrappers under it. */
     before(c, 0);
+    c->t0 = gt_clock_ticks();
 }
 
 void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)

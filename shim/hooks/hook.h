@@ -114,8 +114,7 @@ typedef struct gt_call {
         uint8_t dims;
     } copy; /* turned into u.copy when the copy is recorded */
     /* Set by the call code. */
-    int saved_errno;
-    uint64_t t0;
+    uint64_t t0; /* 0: not timed (it describes a runtime call) */
     gt_gpu_pair *pair;
 } gt_call;
 
