@@ -1,13 +1,18 @@
+#define _GNU_SOURCE /* sync_file_range */
 #include "outbuf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int gt_outbuf_init(gt_outbuf *b, int fd, size_t cap)
 {
     memset(b, 0, sizeof(*b));
     b->fd = fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) b->behind = UINT64_MAX;
     b->buf = malloc(cap);
     if (!b->buf) return -1;
     b->cap = cap;
@@ -36,10 +41,27 @@ static void write_all(gt_outbuf *b, const char *p, size_t n)
     }
 }
 
+/* The windows written since the last call go to writeback; the window
+ * before each is dropped from the page cache (what is still dirty or
+ * under writeback stays). Failures only mean that pages stay cached. */
+static void write_behind(gt_outbuf *b)
+{
+    const uint64_t w = GT_OUTBUF_BEHIND_WINDOW;
+    if (b->behind == UINT64_MAX || b->written < GT_OUTBUF_BEHIND_START) return;
+    if (b->behind == 0) b->behind = b->written / w * w; /* the first windows stay cached */
+    int saved = errno;
+    for (; b->written - b->behind >= w; b->behind += w) {
+        sync_file_range(b->fd, (off_t)b->behind, (off_t)w, SYNC_FILE_RANGE_WRITE);
+        posix_fadvise(b->fd, (off_t)(b->behind - w), (off_t)w, POSIX_FADV_DONTNEED);
+    }
+    errno = saved;
+}
+
 int gt_outbuf_flush(gt_outbuf *b)
 {
     write_all(b, b->buf, b->len);
     b->len = 0;
+    write_behind(b);
     return b->error ? -1 : 0;
 }
 
@@ -77,25 +99,53 @@ static const char digit_pairs[201] = "00010203040506070809"
                                      "80818283848586878889"
                                      "90919293949596979899";
 
+/* Decimal digits of v: from its bit length (log10(2) ~ 1233 / 4096), then
+ * one comparison. */
+static unsigned decimal_digits(uint64_t v)
+{
+    static const uint64_t pow10[GT_U64_DIGITS] = {
+        1ull,
+        10ull,
+        100ull,
+        1000ull,
+        10000ull,
+        100000ull,
+        1000000ull,
+        10000000ull,
+        100000000ull,
+        1000000000ull,
+        10000000000ull,
+        100000000000ull,
+        1000000000000ull,
+        10000000000000ull,
+        100000000000000ull,
+        1000000000000000ull,
+        10000000000000000ull,
+        100000000000000000ull,
+        1000000000000000000ull,
+        10000000000000000000ull,
+    };
+    if (v == 0) return 1;
+    unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233u >> 12;
+    return t + 1 - (v < pow10[t]);
+}
+
+/* Written from the last digit back, straight into place: a number costs
+ * no copy (most of the trace's bytes are numbers). */
 char *gt_put_u64(char *p, uint64_t v)
 {
-    char tmp[GT_U64_DIGITS];
-    char *t = tmp + sizeof tmp;
+    char *end = p + decimal_digits(v), *t = end;
     while (v >= 100) {
         unsigned pair = (unsigned)(v % 100);
         v /= 100;
         t -= 2;
         memcpy(t, &digit_pairs[2 * pair], 2);
     }
-    if (v >= 10) {
-        t -= 2;
-        memcpy(t, &digit_pairs[2 * v], 2);
-    } else {
-        *--t = (char)('0' + v);
-    }
-    size_t n = (size_t)(tmp + sizeof tmp - t);
-    memcpy(p, t, n);
-    return p + n;
+    if (v >= 10)
+        memcpy(t - 2, &digit_pairs[2 * v], 2);
+    else
+        t[-1] = (char)('0' + v);
+    return end;
 }
 
 char *gt_put_us(char *p, int64_t ns)

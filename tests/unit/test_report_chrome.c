@@ -115,6 +115,16 @@ static void test_numbers(void **unused)
     assert_string_equal(buf, "18446744073709551615");
     *gt_put_u64(buf, 7) = '\0';
     assert_string_equal(buf, "7");
+    /* every digit count, at its edges, against printf */
+    for (uint64_t p10 = 1;; p10 *= 10) {
+        for (uint64_t v = p10 - 1; v <= p10 + 1; v++) {
+            char want[32];
+            snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+            *gt_put_u64(buf, v) = '\0';
+            assert_string_equal(buf, want);
+        }
+        if (p10 > UINT64_MAX / 10) break;
+    }
 }
 
 /* The sample run: one host slice per call, one GPU slice per timed piece
@@ -332,6 +342,56 @@ static void test_track_cap(void **unused)
     free(text);
 }
 
+/* Past the start of write-behind, windows go to writeback as the file
+ * grows, and what is read back is what was written. */
+static void test_write_behind(void **unused)
+{
+    (void)unused;
+    char path[] = "/tmp/gt-behind-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    gt_outbuf b;
+    assert_int_equal(gt_outbuf_init(&b, fd, 1u << 20), 0);
+    const uint64_t total = GT_OUTBUF_BEHIND_START + 3 * GT_OUTBUF_BEHIND_WINDOW + 12345;
+    char piece[4099];
+    for (uint64_t at = 0; at < total;) {
+        size_t n = total - at < sizeof piece ? (size_t)(total - at) : sizeof piece;
+        for (size_t i = 0; i < n; i++)
+            piece[i] = (char)((at + i) * 31 / 7);
+        gt_outbuf_write(&b, piece, n);
+        at += n;
+    }
+    assert_int_equal(gt_outbuf_flush(&b), 0);
+    assert_int_equal(b.written, total);
+    assert_true(b.behind >= GT_OUTBUF_BEHIND_START + 2 * GT_OUTBUF_BEHIND_WINDOW);
+    gt_outbuf_free(&b);
+    char *back = malloc(1u << 20);
+    for (uint64_t at = 0; at < total;) {
+        ssize_t n = pread(fd, back, 1u << 20, (off_t)at);
+        assert_true(n > 0);
+        for (ssize_t i = 0; i < n; i++)
+            if (back[i] != (char)((at + (uint64_t)i) * 31 / 7))
+                fail_msg("byte %llu differs", (unsigned long long)(at + (uint64_t)i));
+        at += (uint64_t)n;
+    }
+    free(back);
+    close(fd);
+}
+
+/* Not a regular file: no write-behind. */
+static void test_no_write_behind_on_devices(void **unused)
+{
+    (void)unused;
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    gt_outbuf b;
+    assert_int_equal(gt_outbuf_init(&b, fd, 4096), 0);
+    assert_int_equal(b.behind, UINT64_MAX);
+    gt_outbuf_free(&b);
+    close(fd);
+}
+
 /* A full disk: finish reports the error. */
 static void test_write_error(void **unused)
 {
@@ -463,6 +523,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_track_cap),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_stream_file),
+        cmocka_unit_test(test_write_behind),
+        cmocka_unit_test(test_no_write_behind_on_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
