@@ -17,11 +17,6 @@
 
 __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
 
-/* A blocking synchronize publishes the thread's records first, so that the
- * drain resolves their GPU times while the thread waits - once there are
- * enough of them to be worth the rest of the chunk. */
-#define SYNC_FLUSH_MIN 64u
-
 /* The device of the calling thread's current context, remembered per
  * thread for the last context seen. */
 static __thread CUcontext device_ctx __attribute__((tls_model("initial-exec")));
@@ -46,16 +41,10 @@ uint16_t gt_current_device(void)
     return device_ordinal;
 }
 
-static inline int is_gpu_work(unsigned kind)
-{
-    return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
-           kind == GT_EV_MEMSET;
-}
-
 /* Recorded by a driver wrapper even under a runtime call of another kind. */
 static inline int is_own_work(unsigned kind)
 {
-    return is_gpu_work(kind) || kind == GT_EV_MODULE;
+    return gt_kind_is_gpu_work(kind) || kind == GT_EV_MODULE;
 }
 
 /* The id a stream gets in records: 0 for the legacy default stream,
@@ -113,7 +102,8 @@ static void describe_copy(const gt_call *c, gt_event *ev)
  * category is on and the call succeeded: a failed call counts in `api`
  * alone. The record's slot is open meanwhile, so the thread's guard is
  * held and the queries are never recorded. */
-static void describe(const gt_call *c, CUresult r, gt_event *ev)
+static inline __attribute__((always_inline)) void describe(const gt_call *c, CUresult r,
+                                                           gt_event *ev)
 {
     ev->kind = c->kind;
     ev->flags = c->flags;
@@ -131,7 +121,7 @@ static void describe(const gt_call *c, CUresult r, gt_event *ev)
                                    : gt_kernel_name(c->u.kernel.func);
     /* With timing off the device is not asked on every call: it only
      * places GPU times. */
-    if (is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF) {
+    if (gt_kind_is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF) {
         ev->device = gt_current_device();
         if (!c->pair && captured(c)) ev->flags |= GT_EVF_CAPTURED;
     }
@@ -160,47 +150,22 @@ static inline gt_event *begin(const gt_call *c)
     return gt_ev_begin();
 }
 
-/* The detail of the runtime call this driver call describes (the first
- * operation of the runtime call's kind under it), NULL when the driver
- * call is recorded on its own or belongs to the runtime call unrecorded. */
-static inline gt_rt_detail *detail_for(const gt_call *c)
+void gt_call_before_work(gt_call *c, int timed)
 {
-    gt_rt_detail *d = gt_rt_current;
-    return d && !d->filled && d->expect == c->kind ? d : NULL;
-}
-
-/* `timed`: the wrapper brackets GPU work with an event pair itself. errno
- * is kept around the shim's work here (most calls have none). */
-static void before(gt_call *c, int timed)
-{
-    c->pair = NULL;
-    int pair = timed && is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF &&
-               (gt_hook_mode(c->hook) & GT_HOOK_WORK);
-    int flush = c->kind == GT_EV_SYNC && gt_tls.count >= SYNC_FLUSH_MIN;
-    if (GT_UNLIKELY(pair || flush)) {
-        int saved = errno;
-        if (pair) {
-            GT_SHIM_WORK({
-                gt_gpu_note_work();
-                c->pair = gt_gpu_begin(c->stream, c->per_thread);
-            });
-        }
-        if (flush) gt_ev_flush();
-        errno = saved;
+    int saved = errno;
+    if (gt_call_pairs(c, timed)) {
+        GT_SHIM_WORK({
+            gt_gpu_note_work();
+            c->pair = gt_gpu_begin(c->stream, c->per_thread);
+        });
     }
-}
-
-void gt_driver_before(gt_call *c)
-{
-    before(c, 1);
-    /* A call that describes a runtime call is not timed: the runtime call's
-     * record has its own host times. Two clock reads fewer per launch. */
-    c->t0 = detail_for(c) ? 0 : gt_clock_ticks();
+    if (gt_call_flushes(c)) gt_ev_flush();
+    errno = saved;
 }
 
 void gt_driver_after(gt_call *c, CUresult r)
 {
-    gt_rt_detail *d = detail_for(c);
+    gt_rt_detail *d = gt_call_detail(c);
     uint64_t t1 = d ? 0 : gt_clock_ticks();
     int saved = errno;
     if (c->pair) GT_SHIM_WORK(gt_gpu_end(c->pair, r == CUDA_SUCCESS));
@@ -221,20 +186,6 @@ void gt_driver_after(gt_call *c, CUresult r)
         commit(ev, c->pair);
     }
     errno = saved;
-}
-
-void gt_runtime_before(gt_call *c, gt_rt_detail *d)
-{
-    d->expect = c->kind;
-    d->filled = 0;
-    d->pair = NULL;
-    /* Every field gt_runtime_after takes from the detail is written by
-     * describe() but the name, which only a kernel has. */
-    d->work.name = 0;
-    gt_rt_current = d;
-    /* The runtime's GPU work is timed by the driver wrappers under it. */
-    before(c, 0);
-    c->t0 = gt_clock_ticks();
 }
 
 void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)

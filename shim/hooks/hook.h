@@ -169,9 +169,70 @@ static inline void gt_call_copy(gt_call *c, const void *dst, enum gt_side dst_si
  * there is none. Asks the driver (remembered per thread and context). */
 uint16_t gt_current_device(void);
 
-void gt_driver_before(gt_call *c);
+static inline int gt_kind_is_gpu_work(unsigned kind)
+{
+    return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
+           kind == GT_EV_MEMSET;
+}
+
+/* Whether the call's GPU work is bracketed by an event pair (`timed`: by
+ * this wrapper itself, as driver wrappers do). */
+static inline int gt_call_pairs(const gt_call *c, int timed)
+{
+    return timed && gt_kind_is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF &&
+           (gt_hook_mode(c->hook) & GT_HOOK_WORK);
+}
+
+/* A blocking synchronize publishes the thread's records first, so that the
+ * drain resolves their GPU times while the thread waits - once there are
+ * enough of them to be worth the rest of the chunk. */
+#define GT_SYNC_FLUSH_MIN 64u
+static inline int gt_call_flushes(const gt_call *c)
+{
+    return c->kind == GT_EV_SYNC && gt_tls.count >= GT_SYNC_FLUSH_MIN;
+}
+
+/* The shim's work before the real call (the pair, the flush), errno kept. */
+void gt_call_before_work(gt_call *c, int timed);
+
+/* The detail of the runtime call this driver call describes (the first
+ * operation of the runtime call's kind under it), NULL when the driver
+ * call is recorded on its own or belongs to the runtime call unrecorded. */
+static inline gt_rt_detail *gt_call_detail(const gt_call *c)
+{
+    gt_rt_detail *d = gt_rt_current;
+    return d && !d->filled && d->expect == c->kind ? d : NULL;
+}
+
+/* Around the real call. The before halves are inline: they run on every
+ * call, and a wrapper's kind is a constant, so most of their tests fold
+ * away; the after halves, which make the record, are in call.c. */
+static inline void gt_driver_before(gt_call *c)
+{
+    c->pair = NULL;
+    if (GT_UNLIKELY(gt_call_pairs(c, 1) || gt_call_flushes(c))) gt_call_before_work(c, 1);
+    /* A call that describes a runtime call is not timed: the runtime call's
+     * record has its own host times. Two clock reads fewer per launch. */
+    c->t0 = gt_call_detail(c) ? 0 : gt_clock_ticks();
+}
+
 void gt_driver_after(gt_call *c, CUresult r);
-void gt_runtime_before(gt_call *c, gt_rt_detail *d);
+
+static inline void gt_runtime_before(gt_call *c, gt_rt_detail *d)
+{
+    d->expect = c->kind;
+    d->filled = 0;
+    d->pair = NULL;
+    /* Every field gt_runtime_after takes from the detail is written by
+     * describe() (call.c) but the name, which only a kernel has. */
+    d->work.name = 0;
+    gt_rt_current = d;
+    /* The runtime's GPU work is timed by the driver wrappers under it. */
+    c->pair = NULL;
+    if (GT_UNLIKELY(gt_call_flushes(c))) gt_call_before_work(c, 0);
+    c->t0 = gt_clock_ticks();
+}
+
 void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r);
 
 /* Makes the call and returns its result. The _THEN forms run `then` after
