@@ -209,7 +209,7 @@ static int one_run(uint64_t events, const char *dir)
             gt_report_add(r, &batch[i]);
         aggregate_s += now_s() - a;
         for (unsigned i = 0; i < k; i++)
-            gt_timeline_add(tl, r, &batch[i]);
+            gt_timeline_add(tl, &batch[i]);
         done += k;
     }
     double drained = now_s() - making_s;

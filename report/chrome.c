@@ -396,9 +396,8 @@ static void nvtx(gt_timeline *tl, const gt_event *ev)
     }
 }
 
-void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev)
+void gt_timeline_add(gt_timeline *tl, const gt_event *ev)
 {
-    (void)r;
     if (ev->flags & GT_EVF_NESTED) return;
     bool ok = ev->result == 0;
     switch ((enum gt_event_kind)ev->kind) {

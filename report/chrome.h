@@ -5,7 +5,7 @@
  * metadata and closes the JSON document:
  *
  *   {"traceEvents":[
- *   {"ph":"X","cat":"kernel","name":"cuLaunchKernel","pid":P,"tid":T,"ts":12.345,"dur":4.000,...},
+ *   {"ph":"X","cat":"kernel","name":"cuLaunchKernel","pid":P,"tid":T,"ts":12.345,"dur":4,...},
  *   ...
  *   ],"displayTimeUnit":"ns"}
  *
@@ -72,8 +72,9 @@ gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_
  * them in time order. Without it the trace has no counter. */
 void gt_timeline_follow_memory(gt_timeline *tl, gt_memory *m);
 
-/* One record, after gt_report_add(r, ev). */
-void gt_timeline_add(gt_timeline *tl, const gt_report *r, const gt_event *ev);
+/* One record (after the report took it, so that the memory counter it
+ * feeds is up to date). */
+void gt_timeline_add(gt_timeline *tl, const gt_event *ev);
 
 /* Closes the ranges still open at p->end_ns, writes the metadata and the
  * end of the document, and flushes; stops following the memory. Call it

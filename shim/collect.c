@@ -126,7 +126,7 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (!r) continue;
         gt_report_add(r, ev);
-        if (timeline) gt_timeline_add(timeline, r, ev);
+        if (timeline) gt_timeline_add(timeline, ev);
     }
 }
 
