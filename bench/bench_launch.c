@@ -15,8 +15,9 @@
  *   events   LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=events
  * Each child launches on one stream, warms up, then times `launches`
  * launches (wall time / launches, the stream synchronised at the end).
- * Printed per path: the median ns per launch of each mode, the ns the
- * shim adds to a bare launch, and for timing on, from the emulator's
+ * Printed per path, as rows of a Markdown table (figure | value |
+ * target), medians over the runs of `launches` each: ns per bare launch,
+ * the ns the shim adds to it, and for timing on, from the emulator's
  * counters over the timed launches: event records per launch (two, plus
  * the epoch records the drain adds, about one a second) and events
  * created (none once warm). A child whose launch function is not the
@@ -233,25 +234,23 @@ int main(int argc, char **argv)
         fig[p].intercepted = 1;
     for (int r = 0; r < runs; r++)
         if (run_round(argv[1], launches, r, fig) != 0) return 1;
-    printf("launch: emulated driver, zero-duration kernel, %" PRIu64 " launches, median of %d "
-           "runs; ns per launch (added by the shim)  [target: timing off <= +40 ns]\n",
-           launches, runs);
-    printf("  %-8s %8s %18s %18s %15s %8s\n", "path", "bare", "shim, timing off", "shim, timing on",
-           "records/launch", "created");
+    static const char *const path_labels[PATHS] = {"driver cuLaunchKernel",
+                                                   "runtime __cudaLaunchKernel (<<<>>>)"};
+    /* The target is the driver launch's; the runtime path has two wrappers. */
+    static const char *const off_targets[PATHS] = {"<= +40 ns", ""};
     for (int p = 0; p < PATHS; p++) {
         double med[MODES];
         for (int m = 0; m < MODES; m++)
             med[m] = bench_median(fig[p].ns[m], runs);
         const struct result *e = &fig[p].events;
-        printf("  %-8s %8.1f %9.1f (%+6.1f) %9.1f (%+6.1f) %15.4f %8" PRIu64 "\n", path_names[p],
-               med[BARE], med[OFF], med[OFF] - med[BARE], med[EVENTS], med[EVENTS] - med[BARE],
+        const char *note = fig[p].intercepted ? "" : " (not intercepted: the shim's load only)";
+        printf("| launch, %s: bare | %.1f ns | |\n", path_labels[p], med[BARE]);
+        printf("| launch, %s: added, timing off%s | %+.1f ns | %s |\n", path_labels[p], note,
+               med[OFF] - med[BARE], off_targets[p]);
+        printf("| launch, %s: added, timing on%s | %+.1f ns; %.4f event records and %" PRIu64
+               " events created per launch | 2 records, 0 created |\n",
+               path_labels[p], note, med[EVENTS] - med[BARE],
                (double)e->records / (double)e->launches, e->created);
-        if (!fig[p].intercepted)
-            printf("  note: the %s launch is not intercepted: its shim rows measure the shim's "
-                   "load only\n",
-                   path_names[p]);
     }
-    printf("  records/launch: event records with timing on (two per launch, plus the drain's "
-           "epochs); created: events created once warm\n");
     return 0;
 }

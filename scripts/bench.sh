@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Builds the benchmarks in Release and prints their figures:
-#   the cost of recording an event (1 and 2 threads), the drain's
-#   throughput, chunk memory against the cap; the writers (every format
-#   for 1M and 10M events: time and peak memory); a kernel launch on the
-#   emulated driver, bare and under libgputrace.so with GPU timing off and
-#   on (ns added per launch, event records per launch, events created).
+# Builds the benchmarks in Release and prints every figure as one Markdown
+# table (figure | value | target), ready for the README:
+#   the event pipeline: recording an event (1 and 2 threads; the pipeline's
+#   own cost, the clock read, and both together as a hook pays them), the
+#   drain's throughput, chunk memory against the cap (bench_pipeline.c);
+#   a kernel launch on the emulated driver, on the driver's and on the
+#   shared runtime's path, bare and under libgputrace.so with GPU timing
+#   off and on, with event records and events created per launch
+#   (bench_launch.c); the writers, every format for 1M and 10M events, to
+#   a file and to /dev/null (bench_writers.c).
+# Figures are medians of several runs; the heading gives the machine and
+# its load average (and the last line the load at the end), since other
+# work on the machine moves them.
 #   GPUTRACE_BENCH_DIR   build directory (default build/bench)
 #   GPUTRACE_BENCH_FILES where the writers' benchmark writes (default /tmp;
 #                        the 10M-event trace takes about 1.8 GB for a moment)
@@ -15,10 +22,41 @@ gt_need_packages "${GT_BASE_PACKAGES[@]}"
 gt_check_cuda
 
 build=${GPUTRACE_BENCH_DIR:-$gt_root/build/bench}
-# BUILD_TESTING configures the emulated driver the launch benchmark runs on.
+files=${GPUTRACE_BENCH_FILES:-/tmp}
+# BUILD_TESTING configures the emulated driver and runtime the launch benchmark runs on.
 cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
 cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline gt_bench_writers \
     gt_bench_launch gputrace >/dev/null
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+
+# "N events to DIR: T s in all [...], C s of CPU: ...; trace M MiB, B bytes
+# per record; peak RSS K KiB (...)" -> a table row; another line as it is.
+writer_rows() {
+    local re='^([0-9]+) events to ([^:]+): ([0-9.]+) s in all.*, ([0-9.]+) s of CPU.*; trace ([0-9]+) MiB.*peak RSS ([0-9]+) KiB.*'
+    local line n target
+    while IFS= read -r line; do
+        if [[ $line =~ $re ]]; then
+            n=${BASH_REMATCH[1]}
+            target=""
+            [ "$n" = 10000000 ] && target="<= 2 s; memory flat"
+            printf '| writers: every format, %sM events to %s | %s s (%s s CPU); trace %s MiB; peak RSS %s KiB | %s |\n' \
+                "$((n / 1000000))" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}" \
+                "${BASH_REMATCH[5]}" "${BASH_REMATCH[6]}" "$target"
+        else
+            printf '| writers | %s | |\n' "$line"
+        fi
+    done
+}
+
+echo "gputrace benchmarks, $(date -u +%Y-%m-%d): ${cpu:-unknown CPU}, $(gt_jobs) cores," \
+    "load average $(load) at the start; medians of several runs"
+echo
+echo "| figure | value | target |"
+echo "|---|---|---|"
 "$build/bench/gt_bench_pipeline"
-"$build/bench/gt_bench_writers" "${GPUTRACE_BENCH_FILES:-/tmp}"
 "$build/bench/gt_bench_launch" "$build/lib/libgputrace.so"
+"$build/bench/gt_bench_writers" "$files" | writer_rows
+echo
+echo "Load average $(load) at the end."
