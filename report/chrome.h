@@ -16,8 +16,9 @@
  *      thread), with args: kernel name, bytes, program, error;
  *   X  GPU work at its GPU times on one track per (device, stream): a
  *      synthetic tid GT_TIMELINE_GPU_TID_BASE + n named "GPU d stream
- *      0x..." and sorted after the host threads; kernels carry grid,
- *      block and dynamic shared memory;
+ *      0x..." and sorted after the host threads, named by the kernel
+ *      (GT_GRAPH_LAUNCH_NAME for a graph launch) or the kind of copy;
+ *      kernels carry grid, block and dynamic shared memory;
  *   X  NVTX push/pop ranges on their thread (written when they close);
  *   b/e  NVTX start/end ranges (async: they may cross threads), id = the
  *      range id; both kinds of range say in args their domain, category
