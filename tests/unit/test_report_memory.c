@@ -2,6 +2,7 @@
  * and records that reach the report out of order. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,26 @@ static void free_at(uint64_t t, uint64_t addr, uint8_t kind, uint16_t device)
 {
     gt_event ev = mem_event(GT_EV_FREE, 2, t, addr, 0, kind, device);
     gt_memory_add(&mem, &ev);
+}
+
+/* What the sink heard: the first changes, and over all of them the count,
+ * the highest value and whether time ever went back. */
+typedef struct heard {
+    uint64_t time[16], bytes[16];
+    uint64_t count, highest, last_time, last_bytes;
+    bool backwards;
+} heard;
+
+static void hear(void *ctx, int32_t device, uint64_t time, uint64_t bytes)
+{
+    heard *h = ctx;
+    assert_int_equal(device, 0);
+    if (h->count < 16) h->time[h->count] = time, h->bytes[h->count] = bytes;
+    h->backwards |= h->count && time < h->last_time;
+    h->count++;
+    h->last_time = time;
+    h->last_bytes = bytes;
+    if (bytes > h->highest) h->highest = bytes;
 }
 
 static const gt_mem_device *device(int32_t d)
@@ -165,6 +186,8 @@ static void test_many_blocks(void **unused)
 static void test_peak_in_time_order(void **unused)
 {
     (void)unused;
+    heard h = {.count = 0};
+    gt_memory_set_sink(&mem, hear, &h);
     alloc_at(10, 0x1000, 100, GT_MEM_DEVICE, 0);
     free_at(30, 0x1000, GT_MEM_DEVICE, 0);
     alloc_at(15, 0x2000, 50, GT_MEM_DEVICE, 0);
@@ -174,11 +197,20 @@ static void test_peak_in_time_order(void **unused)
     gt_memory_finish(&mem);
     assert_int_equal(device(0)->peak_bytes, 150);
     assert_int_equal(device(0)->current_bytes, 120);
+    /* the sink heard the bytes in use after each change, in time order */
+    const uint64_t times[] = {10, 15, 30, 40, 50}, in_use[] = {100, 150, 50, 0, 120};
+    assert_int_equal(h.count, 5);
+    assert_memory_equal(h.time, times, sizeof times);
+    assert_memory_equal(h.bytes, in_use, sizeof in_use);
     /* A free and an allocation at the same moment make no peak. */
     free_at(60, 0x3000, GT_MEM_DEVICE, 0);
     alloc_at(60, 0x4000, 200, GT_MEM_DEVICE, 0);
     gt_memory_finish(&mem);
     assert_int_equal(device(0)->peak_bytes, 200);
+    /* only the new changes, the free first */
+    assert_int_equal(h.count, 7);
+    assert_int_equal(h.bytes[5], 0);
+    assert_int_equal(h.bytes[6], 200);
 }
 
 /* More changes than are kept: the older half is folded, the peak stays
@@ -187,6 +219,8 @@ static void test_peak_after_folding(void **unused)
 {
     (void)unused;
     uint64_t n = GT_MEM_DELTAS_MAX; /* n allocations and n frees: folded once at least */
+    heard h = {.count = 0};
+    gt_memory_set_sink(&mem, hear, &h);
     for (uint64_t i = 0; i < n; i++) {
         alloc_at(2 * i, 0x10000000 + i * 64, i == n / 3 ? 5000 : 64, GT_MEM_DEVICE, 0);
         free_at(2 * i + 1, 0x10000000 + i * 64, GT_MEM_DEVICE, 0);
@@ -196,6 +230,11 @@ static void test_peak_after_folding(void **unused)
     assert_int_equal(device(0)->peak_bytes, 5000);
     assert_int_equal(device(0)->current_bytes, 64);
     assert_true(device(0)->ndeltas <= GT_MEM_DELTAS_MAX);
+    /* every change heard once, in time order, folded or not */
+    assert_int_equal(h.count, 2 * n + 1);
+    assert_false(h.backwards);
+    assert_int_equal(h.highest, 5000);
+    assert_int_equal(h.last_bytes, 64);
 }
 
 int main(void)
