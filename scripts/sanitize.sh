@@ -2,7 +2,7 @@
 # Runs the tests under sanitizers, each in its own build directory:
 #   build/tsan   -DGPUTRACE_SANITIZE=thread             the pipeline tests (ctest -L pipeline)
 #   build/asan   -DGPUTRACE_SANITIZE=address,undefined  every unit test (ctest -L unit)
-# Only the unit test executables are built. The integration
+# Only the unit test executables (target gt_unit_tests) are built. The integration
 # tests preload libgputrace.so into programs, which would need the
 # sanitizer runtime preloaded ahead of it; they are not configured in
 # sanitizer builds. Exits non-zero on any failure.
@@ -18,8 +18,9 @@ run_label() {
     local build=$1 sanitizers=$2 label=$3
     cmake -S "$gt_root" -B "$build" -DGPUTRACE_WERROR=ON -DBUILD_TESTING=ON \
         -DGPUTRACE_SANITIZE="$sanitizers" >/dev/null
-    # Every unit test and what it needs; nothing else (no emulator, no nvcc).
-    cmake --build "$build/tests/unit" -j "$(gt_jobs)" >/dev/null
+    # Every unit test and what it needs (the emulated driver for the GPU
+    # timing tests), wherever it is defined; not the programs nvcc links.
+    cmake --build "$build" --target gt_unit_tests -j "$(gt_jobs)" >/dev/null
     (cd "$build" && ctest --output-on-failure -j "$(gt_jobs)" -L "$label")
 }
 
