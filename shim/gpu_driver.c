@@ -36,6 +36,7 @@ static void load_once(void)
         {{"cuCtxPushCurrent_v2"}, SLOT(ctx_push), 0},
         {{"cuCtxPopCurrent_v2"}, SLOT(ctx_pop), 0},
         {{"cuCtxGetId"}, SLOT(ctx_get_id), 1},
+        {{"cuCtxGetDevice"}, SLOT(ctx_get_device), 0},
         {{"cuStreamGetCtx"}, SLOT(stream_get_ctx), 0},
         {{"cuStreamIsCapturing"}, SLOT(stream_is_capturing), 0},
         {{"cuStreamIsCapturing_ptsz"}, SLOT(stream_is_capturing_ptsz), 0},

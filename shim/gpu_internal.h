@@ -32,6 +32,7 @@ typedef struct gt_gpu_driver {
     CUresult (*ctx_push)(CUcontext ctx);
     CUresult (*ctx_pop)(CUcontext *ctx);
     CUresult (*ctx_get_id)(CUcontext ctx, unsigned long long *id); /* NULL before CUDA 12.0 */
+    CUresult (*ctx_get_device)(CUdevice *dev);
     CUresult (*stream_get_ctx)(CUstream stream, CUcontext *ctx);
     CUresult (*stream_is_capturing)(CUstream stream, CUstreamCaptureStatus *status);
     CUresult (*stream_is_capturing_ptsz)(CUstream stream, CUstreamCaptureStatus *status);
@@ -158,6 +159,7 @@ struct gt_gpu_pool {
     int state;                /* enum gt_gpu_pool_state; map lock */
     CUcontext ctx;
     unsigned long long ctx_id; /* cuCtxGetId, when the driver has it */
+    uint16_t device;           /* the context's device, GT_NO_DEVICE if unknown; set up once */
     int has_ctx_id;
     CUstream epoch_stream;
     /* Slot seq % GT_GPU_EPOCHS. The events are created with the pool; the

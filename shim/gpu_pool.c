@@ -57,6 +57,13 @@ static int pool_init(struct gt_gpu_pool *pool, CUcontext ctx)
     if (ok) {
         pool->has_ctx_id =
             gt_gpu_drv.ctx_get_id && gt_gpu_drv.ctx_get_id(ctx, &pool->ctx_id) == CUDA_SUCCESS;
+        /* Asked once here, so that a timed record takes its device from its
+         * pair (gt_gpu_attach) instead of asking the driver on every call. */
+        CUdevice dev = 0;
+        pool->device = gt_gpu_drv.ctx_get_device(&dev) == CUDA_SUCCESS && dev >= 0 &&
+                               dev < (CUdevice)GT_NO_DEVICE
+                           ? (uint16_t)dev
+                           : GT_NO_DEVICE;
         /* Non-blocking: the epoch stream never waits for, nor holds up,
          * the legacy default stream the program may use. */
         ok = gt_gpu_drv.stream_create(&pool->epoch_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;

@@ -282,6 +282,7 @@ void gt_gpu_attach(gt_event *ev, gt_gpu_pair *p)
         atomic_store_explicit(&p->state, GT_PAIR_PENDING, memory_order_release);
         ev->gpu_start = (uint64_t)(uintptr_t)p;
         ev->flags |= GT_EVF_GPU_PENDING;
+        ev->device = p->pool->device;
         struct pair_cache *c = &cache;
         if (!c->flight_tail) c->flight_tail = &c->flight;
         p->flight_next = NULL;

@@ -34,8 +34,9 @@ gt_gpu_pair *gt_gpu_begin(CUstream stream, int per_thread);
  * call failed) lets the pair go without a time. p may be NULL. */
 void gt_gpu_end(gt_gpu_pair *p, int work_ok);
 
-/* Hands the pair to the record: sets GT_EVF_GPU_PENDING and keeps the pair
- * in ev->gpu_start until the drain resolves it. ev NULL (the record was
+/* Hands the pair to the record: sets GT_EVF_GPU_PENDING, keeps the pair
+ * in ev->gpu_start until the drain resolves it, and sets ev->device to the
+ * device of the pair's context. ev NULL (the record was
  * dropped) or p NULL are fine. */
 void gt_gpu_attach(gt_event *ev, gt_gpu_pair *p);
 

@@ -119,11 +119,12 @@ static inline __attribute__((always_inline)) void describe(const gt_call *c, CUr
     if (c->kind == GT_EV_KERNEL)
         ev->name = c->func_is_stub ? gt_kernel_stub_name(c->u.kernel.func)
                                    : gt_kernel_name(c->u.kernel.func);
-    /* With timing off the device is not asked on every call: it only
-     * places GPU times. */
-    if (gt_kind_is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF) {
+    /* The device places GPU times. A timed call gets it from its pair's
+     * pool (gt_gpu_attach), asked once per context; only untimed work
+     * while timing is on (captured, or refused a pair) asks the driver. */
+    if (gt_kind_is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF && !c->pair) {
         ev->device = gt_current_device();
-        if (!c->pair && captured(c)) ev->flags |= GT_EVF_CAPTURED;
+        if (captured(c)) ev->flags |= GT_EVF_CAPTURED;
     }
 }
 

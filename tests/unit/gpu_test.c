@@ -191,6 +191,7 @@ static void commit(gt_gpu_pair *p, uint64_t tag, uint64_t host_start, CUstream s
         ev->stream = (uint64_t)(uintptr_t)s;
         ev->host_start = host_start;
         ev->host_end = gt_clock_mono_ns();
+        ev->device = GT_NO_DEVICE; /* a timed record gets its device from its pair */
     }
     gt_gpu_attach(ev, p);
     if (ev) gt_ev_commit(ev);
@@ -240,6 +241,7 @@ void gpu_test_assert_duration(const gt_event *ev, uint64_t want_ns)
     if (!(ev->flags & GT_EVF_GPU_TIMED))
         fail_msg("record %llu has no GPU time", (unsigned long long)ev->u.kernel.func);
     assert_true(ev->gpu_end >= ev->gpu_start);
+    assert_int_equal(ev->device, 0); /* the emulator's only device */
     uint64_t got = ev->gpu_end - ev->gpu_start;
     uint64_t diff = got > want_ns ? got - want_ns : want_ns - got;
     if (diff > DURATION_TOLERANCE_NS)
