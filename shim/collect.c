@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Set by init.c at load and in a forked child; this weak definition is
- * the one of programs that drive the core without init.c (tests,
- * benchmarks), where the trace's times then count from CLOCK_MONOTONIC's
- * zero. */
-__attribute__((weak)) uint64_t gt_process_start_ns;
+/* Set by init.c at load and in a forked child. Programs that drive the
+ * core without init.c (tests, benchmarks) leave it 0: their trace's times
+ * count from CLOCK_MONOTONIC's zero. */
+uint64_t gt_process_start_ns;
 
 static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
 static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */

@@ -25,7 +25,6 @@
 
 #define COMMAND_MAX 32768
 
-uint64_t gt_process_start_ns;
 _Atomic int gt_cuda_used; /* relaxed: a flag read once at the end */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
