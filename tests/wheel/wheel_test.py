@@ -139,6 +139,8 @@ def main():
     ap.add_argument("--version", required=True)
     ap.add_argument("--cuda-root", default="")
     a = ap.parse_args()
+    for name in ("source", "work", "emu_lib"):  # the run's directory is another
+        setattr(a, name, os.path.abspath(getattr(a, name)))
     started = time.monotonic()
     os.makedirs(a.work, exist_ok=True)
     builder = venv(os.path.join(a.work, "builder"), os.path.join(HERE, "build-requirements.txt"))
