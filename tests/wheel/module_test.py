@@ -133,7 +133,8 @@ class MainTest(unittest.TestCase):
 
     def run_main(self, path, *args):
         """(process, its exit status, stdout, stderr)"""
-        env = {"PATH": path, "PYTHONPATH": os.environ["PYTHONPATH"]}
+        env = {"PATH": path, "PYTHONPATH": os.environ["PYTHONPATH"],
+               "PYTHONDONTWRITEBYTECODE": "1"}
         p = subprocess.Popen([sys.executable, "-m", "gputrace", *args], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         out, err = p.communicate(timeout=60)
