@@ -314,16 +314,17 @@ static inline void gt_guard_leave(void)
     gt_tls.guard = 0;
 }
 
-/* Hooks call this on every intercepted CUDA call: a process that made one
- * reports at exit even with nothing recorded, and gets a drain thread so
- * that SIGINT/SIGTERM can make that report. One relaxed load once set. */
+/* Hooks note every intercepted CUDA call (hooks/hook.h): a process that
+ * made one reports at exit even with nothing recorded, and gets a drain
+ * thread so that SIGINT/SIGTERM can make that report. gt_cuda_used is
+ * GT_CUDA_USED once noted: then one relaxed load and one branch per call.
+ * Any other value takes the slow path, which notes the call in the active
+ * copy, or sets GT_CUDA_PASS_THROUGH in an inactive one (copies.c), whose
+ * wrappers then call the real function and nothing else. */
+enum { GT_CUDA_UNSEEN, GT_CUDA_USED, GT_CUDA_PASS_THROUGH };
 extern _Atomic int gt_cuda_used;
-void gt_note_cuda_call_slow(void);
-static inline void gt_note_cuda_call(void)
-{
-    if (GT_UNLIKELY(!atomic_load_explicit(&gt_cuda_used, memory_order_relaxed)))
-        gt_note_cuda_call_slow();
-}
+/* Returns 0 when the call must only pass through. */
+int gt_note_cuda_call_slow(void);
 
 /* --------------------------------------------------- thread.c, the registry */
 
@@ -498,6 +499,18 @@ int gt_atfork_child_add(void (*fn)(void));
 
 /* CLOCK_MONOTONIC ns when this process (or forked child) started. */
 extern uint64_t gt_process_start_ns;
+
+/* ---------------------------------------------------------------- copies.c
+ * One active copy of libgputrace.so per process. */
+
+/* Whether this copy is the process's active one (decided once). */
+int gt_copy_active(void);
+
+/* In an inactive copy, the active copy's definition of `name`; else NULL. */
+void *gt_copy_active_symbol(const char *name);
+
+/* In an inactive copy, one debug line saying that it passes calls through. */
+void gt_copy_describe(void);
 
 /* ------------------------------------------------------------------ emit.c */
 

@@ -2,31 +2,80 @@
  *
  * The shim exports dlsym itself (dlsym.c), so nothing here may call the
  * plain name: a call from inside the shim would bind to the shim's own
- * definition. glibc's dlsym is found with dlvsym, which the shim does not
- * interpose. Driver symbols are looked up in libcuda.so.1's own handle, so
- * the answer is the driver's export even though the shim exports the same
- * names ahead of it. */
+ * definition. Three dlsyms matter:
+ *   - glibc's own (gt_libc_dlsym), taken from the C library's handle with
+ *     dlvsym, which the shim does not interpose. Lookups whose answer
+ *     depends on the caller (RTLD_NEXT, RTLD_DEFAULT) go to it directly
+ *     from the shim's code, so glibc sees the shim as the caller;
+ *   - the next one in the chain of interposers (gt_real_dlsym): another
+ *     tool preloaded after the shim that interposes dlsym too (GPU-sharing
+ *     layers do) sees every lookup the shim passes on, as it would without
+ *     the shim. glibc's dlvsym(RTLD_NEXT, "dlsym", version) cannot find
+ *     such a tool's plain, unversioned dlsym (a versioned lookup accepts an
+ *     unversioned definition only in an object without symbol versions), so
+ *     it is found with glibc's dlsym(RTLD_NEXT, "dlsym"), which takes each
+ *     object's default version;
+ *   - never another copy of libgputrace.so (copies.c): lookups step past
+ *     those to what follows them.
+ * Driver symbols are looked up in libcuda.so.1's own handle, so the answer
+ * is the driver's export (or what a tool after the shim makes of it) even
+ * though the shim exports the same names ahead of it. */
 #include "internal.h"
 #include "intercept.h"
 #include "resolve.h"
 
 #include <dlfcn.h>
+#include <gnu/lib-names.h>
 #include <link.h>
 
 #define GT_DRIVER_SONAME "libcuda.so.1"
 
 /* Release-stored once found; any thread may find them again (same values). */
+static _Atomic(gt_dlsym_fn) libc_dlsym;
 static _Atomic(gt_dlsym_fn) real_dlsym;
 static _Atomic(void *) cuda_handle;
+
+/* dlsym in the library that defines it: libc.so.6 since glibc 2.34,
+ * libdl.so.2 before. The newest version first: on glibc 2.34+ both names
+ * are one function. */
+static void *dlsym_in(const char *soname)
+{
+    void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return NULL;
+    void *p = dlvsym(h, "dlsym", "GLIBC_2.34");
+    if (!p) p = dlvsym(h, "dlsym", GT_GLIBC_BASE_VERSION);
+    dlclose(h);
+    return p;
+}
+
+gt_dlsym_fn gt_libc_dlsym(void)
+{
+    gt_dlsym_fn fn = atomic_load_explicit(&libc_dlsym, memory_order_acquire);
+    if (__builtin_expect(fn != NULL, 1)) return fn;
+    void *p = dlsym_in(LIBC_SO);
+    if (!p) p = dlsym_in(LIBDL_SO);
+    fn = (gt_dlsym_fn)p;
+    if (fn) atomic_store_explicit(&libc_dlsym, fn, memory_order_release);
+    dlerror(); /* a failed NOLOAD open is no error of the program's */
+    return fn;
+}
+
+void *gt_next_symbol(const char *name)
+{
+    gt_dlsym_fn libc = gt_libc_dlsym();
+    /* Not a tail call: glibc takes this function as the caller. */
+    void *p = libc ? libc(RTLD_NEXT, name) : NULL;
+    p = gt_copy_skip(p, name);
+    dlerror();
+    return p;
+}
 
 gt_dlsym_fn gt_real_dlsym(void)
 {
     gt_dlsym_fn fn = atomic_load_explicit(&real_dlsym, memory_order_acquire);
     if (__builtin_expect(fn != NULL, 1)) return fn;
-    /* The newest version first: on glibc 2.34+ both names are one function. */
-    void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!p) p = dlvsym(RTLD_NEXT, "dlsym", GT_GLIBC_BASE_VERSION);
-    fn = (gt_dlsym_fn)p;
+    fn = (gt_dlsym_fn)gt_next_symbol("dlsym");
+    if (!fn) fn = gt_libc_dlsym();
     if (fn) atomic_store_explicit(&real_dlsym, fn, memory_order_release);
     return fn;
 }
@@ -75,21 +124,42 @@ void *gt_cuda_real_fill(gt_real_cache *c, const char *symbol)
     return fn;
 }
 
+/* The link map of the object holding `addr` and a handle on it (the
+ * caller closes it), or NULL. A handle, not the link map: an object loaded
+ * as another's dependency has no search list of its own until it is
+ * opened. The main program's name is empty, and its handle is the global
+ * scope's. */
+static void *object_handle(const void *addr, Dl_info *info, struct link_map **map)
+{
+    *map = NULL;
+    if (!addr || !dladdr1(addr, info, (void **)map, RTLD_DL_LINKMAP) || !*map) return NULL;
+    return dlopen((*map)->l_name[0] ? (*map)->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+}
+
 void *gt_object_symbol(const void *addr, const char *name, const char **object)
 {
     Dl_info info;
     struct link_map *map = NULL;
     gt_dlsym_fn lookup = gt_real_dlsym();
     *object = NULL;
-    if (!lookup || !addr || !dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
-        return NULL;
-    *object = info.dli_fname;
-    /* A handle, not the link map: an object loaded as another's dependency
-     * has no search list of its own until it is opened. The main program's
-     * name is empty, and its handle is the global scope's. */
-    void *h = dlopen(map->l_name[0] ? map->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    void *h = lookup ? object_handle(addr, &info, &map) : NULL;
+    if (map) *object = info.dli_fname;
     void *fn = h ? lookup(h, name) : NULL;
     if (h) dlclose(h);
     dlerror(); /* a failed lookup is no error of the program's */
     return fn;
+}
+
+void *gt_object_own_symbol(const void *addr, const char *name)
+{
+    Dl_info info, found;
+    struct link_map *map = NULL;
+    gt_dlsym_fn libc = gt_libc_dlsym();
+    void *h = libc ? object_handle(addr, &info, &map) : NULL;
+    void *p = h ? libc(h, name) : NULL;
+    /* The handle's lookup goes on into the object's dependencies. */
+    if (p && (!dladdr(p, &found) || found.dli_fbase != info.dli_fbase)) p = NULL;
+    if (h) dlclose(h);
+    dlerror();
+    return p;
 }
