@@ -187,13 +187,9 @@ static void init_body(void)
         errno = saved;
         return;
     }
-    for (unsigned i = 0; i < gt_cfg.n_warnings && gt_cfg.verbosity != GT_VERB_NONE; i++) {
-        char line[GT_WARNING_MAX + 1];
-        size_t n = strlen(gt_cfg.warnings[i]);
-        memcpy(line, gt_cfg.warnings[i], n);
-        line[n++] = '\n';
-        gt_log_write(line, n);
-    }
+    /* Under the gputrace command the values were checked, and their
+     * warnings given, once for every process (config_warnings.c). */
+    if (!gt_config_checked(process_getenv, NULL)) gt_config_give_warnings(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     parent_pid = getppid();

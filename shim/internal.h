@@ -74,6 +74,20 @@ void gt_config_parse(gt_config *cfg, gt_getenv_fn get, void *ctx);
 
 const char *gt_config_var_name(enum gt_config_var v);
 
+/* config_warnings.c: the fingerprint of the configuration variables'
+ * values, which the gputrace command puts in GPUTRACE_CONFIG_CHECKED once
+ * it has checked them and given their warnings; gt_config_checked is true
+ * when the variables still have the fingerprint given there, so their
+ * warnings need not be repeated. */
+#define GT_CONFIG_CHECKED_VAR "GPUTRACE_CONFIG_CHECKED"
+#define GT_CONFIG_FINGERPRINT_LEN 17 /* 16 hex digits and the NUL */
+void gt_config_fingerprint(gt_getenv_fn get, void *ctx, char out[GT_CONFIG_FINGERPRINT_LEN]);
+int gt_config_checked(gt_getenv_fn get, void *ctx);
+
+/* Writes cfg's warning lines to the log (gt_log_init first), unless its
+ * verbosity is none. */
+void gt_config_give_warnings(const gt_config *cfg);
+
 /* The process's configuration. Hooks read gt_cfg.categories and
  * gt_cfg.gpu_timing directly: plain loads, written once before any thread
  * of the shim exists. */

@@ -35,16 +35,55 @@ static _Atomic(gt_dlsym_fn) libc_dlsym;
 static _Atomic(gt_dlsym_fn) real_dlsym;
 static _Atomic(void *) cuda_handle;
 
+/* A glibc function by its two versions, the newest first (on glibc 2.34+
+ * both are one function), in `handle`. */
+static void *glibc_function(void *handle, const char *name)
+{
+    void *p = dlvsym(handle, name, "GLIBC_2.34");
+    return p ? p : dlvsym(handle, name, GT_GLIBC_BASE_VERSION);
+}
+
+/* The shim opens and closes objects with the dlopen and dlclose that come
+ * after it, never with a tool's loaded before it: a sanitizer runtime
+ * intercepts them, and its interceptors do not work yet while it looks
+ * its own functions up with dlsym - the shim's - as it starts. */
+typedef void *(*dlopen_fn)(const char *file, int mode);
+typedef int (*dlclose_fn)(void *handle);
+static _Atomic(dlopen_fn) next_dlopen;
+static _Atomic(dlclose_fn) next_dlclose;
+
+/* A handle on the loaded object `file` (NULL: the global scope), NULL when
+ * it is not loaded; close it with close_loaded. */
+static void *open_loaded(const char *file)
+{
+    dlopen_fn open_fn = atomic_load_explicit(&next_dlopen, memory_order_acquire);
+    if (!open_fn) {
+        open_fn = (dlopen_fn)glibc_function(RTLD_NEXT, "dlopen");
+        if (!open_fn) return NULL;
+        atomic_store_explicit(&next_dlopen, open_fn, memory_order_release);
+    }
+    return open_fn(file, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+static void close_loaded(void *h)
+{
+    dlclose_fn close_fn = atomic_load_explicit(&next_dlclose, memory_order_acquire);
+    if (!close_fn) {
+        close_fn = (dlclose_fn)glibc_function(RTLD_NEXT, "dlclose");
+        if (!close_fn) return; /* a reference kept: NOLOAD never loaded anything */
+        atomic_store_explicit(&next_dlclose, close_fn, memory_order_release);
+    }
+    close_fn(h);
+}
+
 /* dlsym in the library that defines it: libc.so.6 since glibc 2.34,
- * libdl.so.2 before. The newest version first: on glibc 2.34+ both names
- * are one function. */
+ * libdl.so.2 before. */
 static void *dlsym_in(const char *soname)
 {
-    void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    void *h = open_loaded(soname);
     if (!h) return NULL;
-    void *p = dlvsym(h, "dlsym", "GLIBC_2.34");
-    if (!p) p = dlvsym(h, "dlsym", GT_GLIBC_BASE_VERSION);
-    dlclose(h);
+    void *p = glibc_function(h, "dlsym");
+    close_loaded(h);
     return p;
 }
 
@@ -133,7 +172,7 @@ static void *object_handle(const void *addr, Dl_info *info, struct link_map **ma
 {
     *map = NULL;
     if (!addr || !dladdr1(addr, info, (void **)map, RTLD_DL_LINKMAP) || !*map) return NULL;
-    return dlopen((*map)->l_name[0] ? (*map)->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    return open_loaded((*map)->l_name[0] ? (*map)->l_name : NULL);
 }
 
 void *gt_object_symbol(const void *addr, const char *name, const char **object)
@@ -145,7 +184,7 @@ void *gt_object_symbol(const void *addr, const char *name, const char **object)
     void *h = lookup ? object_handle(addr, &info, &map) : NULL;
     if (map) *object = info.dli_fname;
     void *fn = h ? lookup(h, name) : NULL;
-    if (h) dlclose(h);
+    if (h) close_loaded(h);
     dlerror(); /* a failed lookup is no error of the program's */
     return fn;
 }
@@ -159,7 +198,7 @@ void *gt_object_own_symbol(const void *addr, const char *name)
     void *p = h ? libc(h, name) : NULL;
     /* The handle's lookup goes on into the object's dependencies. */
     if (p && (!dladdr(p, &found) || found.dli_fbase != info.dli_fbase)) p = NULL;
-    if (h) dlclose(h);
+    if (h) close_loaded(h);
     dlerror();
     return p;
 }
