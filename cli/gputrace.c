@@ -6,7 +6,7 @@
  * the library accept exactly the same words; here a bad value is an error
  * (exit 2) rather than the library's warning and default. A bad value the
  * user exported gets the library's warning here, once, and the processes
- * under the command stay quiet about it (config_warnings.c). */
+ * under the command stay quiet about it (shim/config_warnings.c). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -109,17 +109,17 @@ static const char *process_getenv(const char *name, void *ctx)
 }
 
 /* The variables as the program will see them: their warnings given once,
- * where GPUTRACE_LOG says, and their fingerprint passed on so that no
+ * where GPUTRACE_LOG says, and the values listed as checked so that no
  * process under the command repeats them. */
 static void check_configuration(void)
 {
     static gt_config cfg; /* large (paths): not on the stack */
     gt_config_parse(&cfg, process_getenv, NULL);
     gt_log_init(cfg.log_dest, cfg.log_path, cfg.verbosity);
-    gt_config_give_warnings(&cfg);
-    char fingerprint[GT_CONFIG_FINGERPRINT_LEN];
-    gt_config_fingerprint(process_getenv, NULL, fingerprint);
-    setenv(GT_CONFIG_CHECKED_VAR, fingerprint, 1);
+    gt_config_give_warnings(&cfg, process_getenv, NULL);
+    char list[GT_CONFIG_CHECKED_MAX];
+    gt_config_checked_list(process_getenv, NULL, list);
+    setenv(GT_CONFIG_CHECKED_VAR, list, 1);
 }
 
 /* A relative output template becomes absolute, so that a program that

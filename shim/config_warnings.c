@@ -2,50 +2,61 @@
  *
  * Under `gputrace -- bash -c '...'` every process loads the shim and
  * parses the same variables; each would repeat the same warnings. The
- * command parses them once, gives the warnings, and sets
- * GPUTRACE_CONFIG_CHECKED to a fingerprint of the values it checked. A
- * process whose values still have that fingerprint stays quiet about
- * them; one whose values changed on the way (a script that sets its own)
- * warns as usual, and so does a process preloaded by hand. */
+ * command parses them once, gives the warnings, and lists in
+ * GPUTRACE_CONFIG_CHECKED a hash of each variable's name and value. A
+ * process stays quiet about a variable whose value is listed; one that a
+ * script gave a new value warns about that one as usual, and so does a
+ * process preloaded by hand, which has no list. */
 #include "internal.h"
 
 #include <stdio.h>
 
-/* FNV-1a, 64 bits: a changed value changes the fingerprint. It decides
- * only whether a warning is repeated, so it needs no more strength. */
-static uint64_t mix(uint64_t h, const void *data, size_t len)
+/* FNV-1a, 64 bits, of "NAME=value": it decides only whether a warning is
+ * repeated, so it needs no more strength. */
+static uint64_t value_hash(const char *name, const char *value)
 {
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *parts[] = {name, "=", value}, **p = parts; p < parts + 3; p++)
+        for (const unsigned char *c = (const unsigned char *)*p; *c; c++)
+            h = (h ^ *c) * 0x100000001b3ull;
     return h;
 }
 
-void gt_config_fingerprint(gt_getenv_fn get, void *ctx, char out[GT_CONFIG_FINGERPRINT_LEN])
+void gt_config_checked_list(gt_getenv_fn get, void *ctx, char out[GT_CONFIG_CHECKED_MAX])
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    size_t len = 0;
+    out[0] = '\0';
     for (int var = 0; var < GT_VAR_COUNT; var++) {
         const char *name = gt_config_var_name((enum gt_config_var)var);
         const char *value = get(name, ctx);
-        h = mix(h, name, strlen(name) + 1);
-        /* Unset and empty are the same to the parser: the default. */
-        if (value && value[0]) h = mix(h, value, strlen(value) + 1);
+        /* Unset and empty are the default, silently: nothing to list. */
+        if (!value || !value[0]) continue;
+        len += (size_t)snprintf(out + len, GT_CONFIG_CHECKED_MAX - len, "%s%016llx", len ? "," : "",
+                                (unsigned long long)value_hash(name, value));
     }
-    snprintf(out, GT_CONFIG_FINGERPRINT_LEN, "%016llx", (unsigned long long)h);
 }
 
-int gt_config_checked(gt_getenv_fn get, void *ctx)
+/* Whether `list` holds the hash of var's value now. */
+static int checked(const char *list, enum gt_config_var var, gt_getenv_fn get, void *ctx)
 {
-    const char *given = get(GT_CONFIG_CHECKED_VAR, ctx);
-    if (!given) return 0;
-    char mine[GT_CONFIG_FINGERPRINT_LEN];
-    gt_config_fingerprint(get, ctx, mine);
-    return strcmp(given, mine) == 0;
+    const char *name = gt_config_var_name(var);
+    const char *value = get(name, ctx);
+    if (!list || !value) return 0;
+    char mine[17];
+    snprintf(mine, sizeof mine, "%016llx", (unsigned long long)value_hash(name, value));
+    for (const char *p = list; *p; p += strspn(p, ",")) {
+        size_t n = strcspn(p, ",");
+        if (n == 16 && memcmp(p, mine, 16) == 0) return 1;
+        p += n;
+    }
+    return 0;
 }
 
-void gt_config_give_warnings(const gt_config *cfg)
+void gt_config_give_warnings(const gt_config *cfg, gt_getenv_fn get, void *ctx)
 {
+    const char *list = get(GT_CONFIG_CHECKED_VAR, ctx);
     for (unsigned i = 0; i < cfg->n_warnings && cfg->verbosity != GT_VERB_NONE; i++) {
+        if (checked(list, (enum gt_config_var)cfg->warning_var[i], get, ctx)) continue;
         char line[GT_WARNING_MAX + 1];
         size_t n = strlen(cfg->warnings[i]);
         memcpy(line, cfg->warnings[i], n);

@@ -189,7 +189,7 @@ static void init_body(void)
     }
     /* Under the gputrace command the values were checked, and their
      * warnings given, once for every process (config_warnings.c). */
-    if (!gt_config_checked(process_getenv, NULL)) gt_config_give_warnings(&gt_cfg);
+    gt_config_give_warnings(&gt_cfg, process_getenv, NULL);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     parent_pid = getppid();

@@ -141,8 +141,16 @@ gt_dlsym_fn gt_real_dlsym(void);
 void *gt_next_symbol(const char *name);
 
 /* The definition of `name` in the object holding `addr` itself, not in its
- * dependencies; NULL when none. Leaves dlerror() clear. */
+ * dependencies; NULL when none. Never enters the loader (elf_symbol.c). */
 void *gt_object_own_symbol(const void *addr, const char *name);
+
+/* elf_symbol.c: the definition of `name` in `map`'s own dynamic symbol
+ * table, of `version` (any when NULL); NULL when none (or map is NULL). */
+struct link_map;
+void *gt_elf_symbol(const struct link_map *map, const char *name, const char *version);
+
+/* strcmp(a, b) == 0 without the C library's strcmp (elf_symbol.c says why). */
+int gt_same_string(const char *a, const char *b);
 
 /* Like gt_cuda_real, but NULL when the program has not loaded libcuda.so.1
  * (never loads it). */

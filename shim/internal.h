@@ -64,6 +64,7 @@ typedef struct gt_config {
      * kept until the log is set up so that they go where GPUTRACE_LOG says. */
     unsigned n_warnings;
     char warnings[GT_VAR_COUNT][GT_WARNING_MAX];
+    uint8_t warning_var[GT_VAR_COUNT]; /* the enum gt_config_var each warning is about */
 } gt_config;
 
 typedef const char *(*gt_getenv_fn)(const char *name, void *ctx);
@@ -74,19 +75,20 @@ void gt_config_parse(gt_config *cfg, gt_getenv_fn get, void *ctx);
 
 const char *gt_config_var_name(enum gt_config_var v);
 
-/* config_warnings.c: the fingerprint of the configuration variables'
- * values, which the gputrace command puts in GPUTRACE_CONFIG_CHECKED once
- * it has checked them and given their warnings; gt_config_checked is true
- * when the variables still have the fingerprint given there, so their
- * warnings need not be repeated. */
+/* config_warnings.c. The gputrace command checks the variables once and
+ * gives their warnings; it lists the values it checked in
+ * GPUTRACE_CONFIG_CHECKED (gt_config_checked_list), so that no process
+ * under it repeats a warning about a value it still has. */
 #define GT_CONFIG_CHECKED_VAR "GPUTRACE_CONFIG_CHECKED"
-#define GT_CONFIG_FINGERPRINT_LEN 17 /* 16 hex digits and the NUL */
-void gt_config_fingerprint(gt_getenv_fn get, void *ctx, char out[GT_CONFIG_FINGERPRINT_LEN]);
-int gt_config_checked(gt_getenv_fn get, void *ctx);
+#define GT_CONFIG_CHECKED_MAX (GT_VAR_COUNT * 17) /* a 16-hex-digit hash and a comma each */
 
-/* Writes cfg's warning lines to the log (gt_log_init first), unless its
- * verbosity is none. */
-void gt_config_give_warnings(const gt_config *cfg);
+/* The list of the values the variables have now (NUL-terminated). */
+void gt_config_checked_list(gt_getenv_fn get, void *ctx, char out[GT_CONFIG_CHECKED_MAX]);
+
+/* Writes cfg's warning lines to the log (gt_log_init first) unless its
+ * verbosity is none, except those about a value that `get` shows already
+ * checked (listed in its GPUTRACE_CONFIG_CHECKED). */
+void gt_config_give_warnings(const gt_config *cfg, gt_getenv_fn get, void *ctx);
 
 /* The process's configuration. Hooks read gt_cfg.categories and
  * gt_cfg.gpu_timing directly: plain loads, written once before any thread

@@ -3,10 +3,10 @@
  * The shim exports dlsym itself (dlsym.c), so nothing here may call the
  * plain name: a call from inside the shim would bind to the shim's own
  * definition. Three dlsyms matter:
- *   - glibc's own (gt_libc_dlsym), taken from the C library's handle with
- *     dlvsym, which the shim does not interpose. Lookups whose answer
- *     depends on the caller (RTLD_NEXT, RTLD_DEFAULT) go to it directly
- *     from the shim's code, so glibc sees the shim as the caller;
+ *   - glibc's own (gt_libc_dlsym), read from the C library's symbol table.
+ *     Lookups whose answer depends on the caller (RTLD_NEXT, RTLD_DEFAULT)
+ *     go to it directly from the shim's code, so glibc sees the shim as
+ *     the caller;
  *   - the next one in the chain of interposers (gt_real_dlsym): another
  *     tool preloaded after the shim that interposes dlsym too (GPU-sharing
  *     layers do) sees every lookup the shim passes on, as it would without
@@ -35,56 +35,35 @@ static _Atomic(gt_dlsym_fn) libc_dlsym;
 static _Atomic(gt_dlsym_fn) real_dlsym;
 static _Atomic(void *) cuda_handle;
 
-/* A glibc function by its two versions, the newest first (on glibc 2.34+
- * both are one function), in `handle`. */
-static void *glibc_function(void *handle, const char *name)
+/* The link map of the loaded object whose file name is `soname`. The C
+ * library is loaded with the program, ahead of anything opened later: the
+ * walk reaches it before any object that a dlclose could take away. No C
+ * library function is called (elf_symbol.c says why). */
+static struct link_map *loaded_object(const char *soname)
 {
-    void *p = dlvsym(handle, name, "GLIBC_2.34");
-    return p ? p : dlvsym(handle, name, GT_GLIBC_BASE_VERSION);
-}
-
-/* The shim opens and closes objects with the dlopen and dlclose that come
- * after it, never with a tool's loaded before it: a sanitizer runtime
- * intercepts them, and its interceptors do not work yet while it looks
- * its own functions up with dlsym - the shim's - as it starts. */
-typedef void *(*dlopen_fn)(const char *file, int mode);
-typedef int (*dlclose_fn)(void *handle);
-static _Atomic(dlopen_fn) next_dlopen;
-static _Atomic(dlclose_fn) next_dlclose;
-
-/* A handle on the loaded object `file` (NULL: the global scope), NULL when
- * it is not loaded; close it with close_loaded. */
-static void *open_loaded(const char *file)
-{
-    dlopen_fn open_fn = atomic_load_explicit(&next_dlopen, memory_order_acquire);
-    if (!open_fn) {
-        open_fn = (dlopen_fn)glibc_function(RTLD_NEXT, "dlopen");
-        if (!open_fn) return NULL;
-        atomic_store_explicit(&next_dlopen, open_fn, memory_order_release);
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!dladdr1((void *)loaded_object, &info, (void **)&map, RTLD_DL_LINKMAP) || !map) return NULL;
+    while (map->l_prev)
+        map = map->l_prev;
+    for (; map; map = map->l_next) {
+        const char *base = map->l_name;
+        for (const char *c = base; *c; c++)
+            if (*c == '/') base = c + 1;
+        if (gt_same_string(base, soname)) return map;
     }
-    return open_fn(file, RTLD_LAZY | RTLD_NOLOAD);
+    return NULL;
 }
 
-static void close_loaded(void *h)
-{
-    dlclose_fn close_fn = atomic_load_explicit(&next_dlclose, memory_order_acquire);
-    if (!close_fn) {
-        close_fn = (dlclose_fn)glibc_function(RTLD_NEXT, "dlclose");
-        if (!close_fn) return; /* a reference kept: NOLOAD never loaded anything */
-        atomic_store_explicit(&next_dlclose, close_fn, memory_order_release);
-    }
-    close_fn(h);
-}
-
-/* dlsym in the library that defines it: libc.so.6 since glibc 2.34,
- * libdl.so.2 before. */
+/* glibc's own dlsym, read from the symbol table of the library that
+ * defines it (libc.so.6 since glibc 2.34, libdl.so.2 before), newest
+ * version first: no loader call, so it works before the C library is
+ * initialised (elf_symbol.c). */
 static void *dlsym_in(const char *soname)
 {
-    void *h = open_loaded(soname);
-    if (!h) return NULL;
-    void *p = glibc_function(h, "dlsym");
-    close_loaded(h);
-    return p;
+    struct link_map *map = loaded_object(soname);
+    void *p = gt_elf_symbol(map, "dlsym", "GLIBC_2.34");
+    return p ? p : gt_elf_symbol(map, "dlsym", GT_GLIBC_BASE_VERSION);
 }
 
 gt_dlsym_fn gt_libc_dlsym(void)
@@ -95,7 +74,6 @@ gt_dlsym_fn gt_libc_dlsym(void)
     if (!p) p = dlsym_in(LIBDL_SO);
     fn = (gt_dlsym_fn)p;
     if (fn) atomic_store_explicit(&libc_dlsym, fn, memory_order_release);
-    dlerror(); /* a failed NOLOAD open is no error of the program's */
     return fn;
 }
 
@@ -137,12 +115,29 @@ static void *driver_handle(int load)
     return h;
 }
 
+/* Whether p lies in this copy of the library. */
+static int in_this_copy(const void *p)
+{
+    Dl_info mine, theirs;
+    return dladdr((void *)in_this_copy, &mine) && dladdr(p, &theirs) &&
+           mine.dli_fbase == theirs.dli_fbase;
+}
+
 static void *driver_symbol(const char *symbol, int load)
 {
     gt_dlsym_fn lookup = gt_real_dlsym();
     void *h = driver_handle(load);
     if (!lookup || !h || !symbol) return NULL;
-    return lookup(h, symbol);
+    void *p = lookup(h, symbol);
+    /* A tool after the shim that answers with one of the shim's own
+     * functions would make a wrapper call itself (a copy of the library
+     * built before copies.c does: its wrappers' addresses are this copy's
+     * exports). The driver's own export is then asked of glibc. */
+    if (p && in_this_copy(p)) {
+        gt_dlsym_fn libc = gt_libc_dlsym();
+        p = libc ? libc(h, symbol) : NULL;
+    }
+    return p;
 }
 
 void *gt_cuda_real(const char *symbol)
@@ -163,42 +158,29 @@ void *gt_cuda_real_fill(gt_real_cache *c, const char *symbol)
     return fn;
 }
 
-/* The link map of the object holding `addr` and a handle on it (the
- * caller closes it), or NULL. A handle, not the link map: an object loaded
- * as another's dependency has no search list of its own until it is
- * opened. The main program's name is empty, and its handle is the global
- * scope's. */
-static void *object_handle(const void *addr, Dl_info *info, struct link_map **map)
-{
-    *map = NULL;
-    if (!addr || !dladdr1(addr, info, (void **)map, RTLD_DL_LINKMAP) || !*map) return NULL;
-    return open_loaded((*map)->l_name[0] ? (*map)->l_name : NULL);
-}
-
 void *gt_object_symbol(const void *addr, const char *name, const char **object)
 {
     Dl_info info;
     struct link_map *map = NULL;
     gt_dlsym_fn lookup = gt_real_dlsym();
     *object = NULL;
-    void *h = lookup ? object_handle(addr, &info, &map) : NULL;
-    if (map) *object = info.dli_fname;
+    if (!lookup || !addr || !dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return NULL;
+    *object = info.dli_fname;
+    /* A handle, not the link map: an object loaded as another's dependency
+     * has no search list of its own until it is opened. The main program's
+     * name is empty, and its handle is the global scope's. */
+    void *h = dlopen(map->l_name[0] ? map->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
     void *fn = h ? lookup(h, name) : NULL;
-    if (h) close_loaded(h);
+    if (h) dlclose(h);
     dlerror(); /* a failed lookup is no error of the program's */
     return fn;
 }
 
 void *gt_object_own_symbol(const void *addr, const char *name)
 {
-    Dl_info info, found;
+    Dl_info info;
     struct link_map *map = NULL;
-    gt_dlsym_fn libc = gt_libc_dlsym();
-    void *h = libc ? object_handle(addr, &info, &map) : NULL;
-    void *p = h ? libc(h, name) : NULL;
-    /* The handle's lookup goes on into the object's dependencies. */
-    if (p && (!dladdr(p, &found) || found.dli_fbase != info.dli_fbase)) p = NULL;
-    if (h) close_loaded(h);
-    dlerror();
-    return p;
+    if (!addr || !dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP)) return NULL;
+    return gt_elf_symbol(map, name, NULL);
 }
