@@ -26,7 +26,7 @@
 
 #define COMMAND_MAX 32768
 
-_Atomic int gt_cuda_used; /* relaxed: a flag read once at the end */
+_Atomic int gt_cuda_used; /* relaxed: each value stands alone (internal.h) */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic int initialized; /* release after the constructor's work */
