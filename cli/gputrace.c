@@ -4,7 +4,9 @@
  * the user exported stays as it is unless an option overrides it. Values
  * are checked by the shim's own configuration parser, so the command and
  * the library accept exactly the same words; here a bad value is an error
- * (exit 2) rather than the library's warning and default. */
+ * (exit 2) rather than the library's warning and default. A bad value the
+ * user exported gets the library's warning here, once, and the processes
+ * under the command stay quiet about it (shim/config_warnings.c). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -94,9 +96,30 @@ static int validate(const setting *s)
     gt_config_parse(&cfg, only_this, &l);
     if (cfg.n_warnings == 0) return 0;
     const char *expected = strstr(cfg.warnings[0], "expected ");
-    gt_cli_error("invalid %s '%s': %s", s->option, s->value,
+    char shown[GT_CLI_SHOWN_SIZE];
+    gt_cli_error("invalid %s '%s': %s", s->option, gt_cli_shown(shown, sizeof shown, s->value),
                  expected ? expected : "see gputrace --help");
     return -1;
+}
+
+static const char *process_getenv(const char *name, void *ctx)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+/* The variables as the program will see them: their warnings given once,
+ * where GPUTRACE_LOG says, and the values listed as checked so that no
+ * process under the command repeats them. */
+static void check_configuration(void)
+{
+    static gt_config cfg; /* large (paths): not on the stack */
+    gt_config_parse(&cfg, process_getenv, NULL);
+    gt_log_init(cfg.log_dest, cfg.log_path, cfg.verbosity);
+    gt_config_give_warnings(&cfg, process_getenv, NULL);
+    char list[GT_CONFIG_CHECKED_MAX];
+    gt_config_checked_list(process_getenv, NULL, list);
+    setenv(GT_CONFIG_CHECKED_VAR, list, 1);
 }
 
 /* A relative output template becomes absolute, so that a program that
@@ -114,7 +137,8 @@ static char *absolute_template(const char *tmpl)
 
 static int unknown_option(char **argv, int opt)
 {
-    const char *arg = argv[optind - 1];
+    char shown[GT_CLI_SHOWN_SIZE];
+    const char *arg = gt_cli_shown(shown, sizeof shown, argv[optind - 1]);
     if (opt == ':')
         gt_cli_error("option '%s' needs a value (see gputrace --help)", arg);
     else if (optopt && optopt < 256)
@@ -170,10 +194,15 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         if (settings[i].value && validate(&settings[i]) != 0) return GT_CLI_USAGE_ERROR;
-    if (gt_cli_check_program(argv[optind]) != 0) return GT_CLI_USAGE_ERROR;
+    char *program = gt_cli_find_program(argv[optind]);
+    if (!program) return GT_CLI_USAGE_ERROR;
+    char *runtime = gt_cli_sanitizer_runtime(program);
+    free(program);
     char *lib = gt_cli_find_library();
-    if (!lib || gt_cli_set_preload(lib, no_nvtx) != 0) return GT_CLI_USAGE_ERROR;
+    int preloaded = lib ? gt_cli_set_preload(lib, runtime, no_nvtx) : -1;
     free(lib);
+    free(runtime);
+    if (preloaded != 0) return GT_CLI_USAGE_ERROR;
 
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
         if (!settings[i].value) continue;
@@ -189,5 +218,6 @@ int main(int argc, char **argv)
     if (no_gpu_timing) setenv(gt_config_var_name(GT_VAR_GPU_TIMING), "off", 1);
     if (settings[3].value && !settings[2].value && !getenv("GPUTRACE_OUTPUT"))
         gt_cli_error("note: --format has no effect without --output");
+    check_configuration();
     return gt_cli_run(argv + optind);
 }

@@ -231,6 +231,7 @@ static void add_warning(gt_config *cfg, enum gt_config_var var, const char *valu
 {
     char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
     gt_escape(shown, sizeof shown, value, len, GT_SHOWN_VALUE_MAX);
+    cfg->warning_var[cfg->n_warnings] = (uint8_t)var;
     snprintf(cfg->warnings[cfg->n_warnings++], GT_WARNING_MAX,
              "gputrace: warning: %s='%s' ignored: expected %s", var_names[var], shown,
              expectations[var]);

@@ -2,7 +2,8 @@
  *
  * Load (constructor): configuration, log, clock anchor, an empty pipeline
  * (no thread, no chunk: both come with the first record), fork handlers,
- * the exit handler, SIGINT/SIGTERM handlers.
+ * the exit handler, SIGINT/SIGTERM handlers. A copy of the library that
+ * is not the process's active one (copies.c) stops after the log.
  *
  * Exit: gt_shutdown() runs the exit work once, whoever calls first: the
  * interception code (from an atexit handler registered after the CUDA
@@ -25,7 +26,7 @@
 
 #define COMMAND_MAX 32768
 
-_Atomic int gt_cuda_used; /* relaxed: a flag read once at the end */
+_Atomic int gt_cuda_used; /* relaxed: each value stands alone (internal.h) */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic int initialized; /* release after the constructor's work */
@@ -34,10 +35,16 @@ static void (*child_fns[GT_ATFORK_MAX])(void);
 static int n_child_fns; /* written at load only */
 static __thread uint32_t guard_before_fork __attribute__((tls_model("initial-exec")));
 
-void gt_note_cuda_call_slow(void)
+int gt_note_cuda_call_slow(void)
 {
-    atomic_store_explicit(&gt_cuda_used, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&gt_cuda_used, memory_order_relaxed) == GT_CUDA_PASS_THROUGH) return 0;
+    if (!gt_copy_active()) {
+        atomic_store_explicit(&gt_cuda_used, GT_CUDA_PASS_THROUGH, memory_order_relaxed);
+        return 0;
+    }
+    atomic_store_explicit(&gt_cuda_used, GT_CUDA_USED, memory_order_relaxed);
     gt_drain_ensure_started();
+    return 1;
 }
 
 int gt_atfork_child_add(void (*fn)(void))
@@ -74,7 +81,7 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
 {
     (void)ctx;
     gt_collect_flush_debug();
-    int used = atomic_load_explicit(&gt_cuda_used, memory_order_relaxed);
+    int used = atomic_load_explicit(&gt_cuda_used, memory_order_relaxed) == GT_CUDA_USED;
     if (!totals->records && !totals->dropped && !used && !gt_log_debug_enabled()) return;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
@@ -152,7 +159,7 @@ static void fork_child(void)
 {
     parent_pid = getppid();
     gt_process_start_ns = gt_clock_mono_ns();
-    atomic_store_explicit(&gt_cuda_used, 0, memory_order_relaxed);
+    atomic_store_explicit(&gt_cuda_used, GT_CUDA_UNSEEN, memory_order_relaxed);
     gt_collect_reset();
     start_pipeline();
     for (int i = 0; i < n_child_fns; i++)
@@ -171,13 +178,18 @@ static void init_body(void)
     int saved = errno;
     gt_config_parse(&gt_cfg, process_getenv, NULL);
     gt_log_init(gt_cfg.log_dest, gt_cfg.log_path, gt_cfg.verbosity);
-    for (unsigned i = 0; i < gt_cfg.n_warnings && gt_cfg.verbosity != GT_VERB_NONE; i++) {
-        char line[GT_WARNING_MAX + 1];
-        size_t n = strlen(gt_cfg.warnings[i]);
-        memcpy(line, gt_cfg.warnings[i], n);
-        line[n++] = '\n';
-        gt_log_write(line, n);
+    /* Another copy of the library is the process's active one: this copy
+     * says so at debug, and sets up nothing (no report, no exit work, no
+     * fork or signal handler). Its configuration warnings are the active
+     * copy's to give. */
+    if (!gt_copy_active()) {
+        gt_copy_describe();
+        errno = saved;
+        return;
     }
+    /* Under the gputrace command the values were checked, and their
+     * warnings given, once for every process (config_warnings.c). */
+    gt_config_give_warnings(&gt_cfg, process_getenv, NULL);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     parent_pid = getppid();

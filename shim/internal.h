@@ -64,6 +64,7 @@ typedef struct gt_config {
      * kept until the log is set up so that they go where GPUTRACE_LOG says. */
     unsigned n_warnings;
     char warnings[GT_VAR_COUNT][GT_WARNING_MAX];
+    uint8_t warning_var[GT_VAR_COUNT]; /* the enum gt_config_var each warning is about */
 } gt_config;
 
 typedef const char *(*gt_getenv_fn)(const char *name, void *ctx);
@@ -73,6 +74,21 @@ typedef const char *(*gt_getenv_fn)(const char *name, void *ctx);
 void gt_config_parse(gt_config *cfg, gt_getenv_fn get, void *ctx);
 
 const char *gt_config_var_name(enum gt_config_var v);
+
+/* config_warnings.c. The gputrace command checks the variables once and
+ * gives their warnings; it lists the values it checked in
+ * GPUTRACE_CONFIG_CHECKED (gt_config_checked_list), so that no process
+ * under it repeats a warning about a value it still has. */
+#define GT_CONFIG_CHECKED_VAR "GPUTRACE_CONFIG_CHECKED"
+#define GT_CONFIG_CHECKED_MAX (GT_VAR_COUNT * 17) /* a 16-hex-digit hash and a comma each */
+
+/* The list of the values the variables have now (NUL-terminated). */
+void gt_config_checked_list(gt_getenv_fn get, void *ctx, char out[GT_CONFIG_CHECKED_MAX]);
+
+/* Writes cfg's warning lines to the log (gt_log_init first) unless its
+ * verbosity is none, except those about a value that `get` shows already
+ * checked (listed in its GPUTRACE_CONFIG_CHECKED). */
+void gt_config_give_warnings(const gt_config *cfg, gt_getenv_fn get, void *ctx);
 
 /* The process's configuration. Hooks read gt_cfg.categories and
  * gt_cfg.gpu_timing directly: plain loads, written once before any thread
@@ -314,16 +330,17 @@ static inline void gt_guard_leave(void)
     gt_tls.guard = 0;
 }
 
-/* Hooks call this on every intercepted CUDA call: a process that made one
- * reports at exit even with nothing recorded, and gets a drain thread so
- * that SIGINT/SIGTERM can make that report. One relaxed load once set. */
+/* Hooks note every intercepted CUDA call (hooks/hook.h): a process that
+ * made one reports at exit even with nothing recorded, and gets a drain
+ * thread so that SIGINT/SIGTERM can make that report. gt_cuda_used is
+ * GT_CUDA_USED once noted: then one relaxed load and one branch per call.
+ * Any other value takes the slow path, which notes the call in the active
+ * copy, or sets GT_CUDA_PASS_THROUGH in an inactive one (copies.c), whose
+ * wrappers then call the real function and nothing else. */
+enum { GT_CUDA_UNSEEN, GT_CUDA_USED, GT_CUDA_PASS_THROUGH };
 extern _Atomic int gt_cuda_used;
-void gt_note_cuda_call_slow(void);
-static inline void gt_note_cuda_call(void)
-{
-    if (GT_UNLIKELY(!atomic_load_explicit(&gt_cuda_used, memory_order_relaxed)))
-        gt_note_cuda_call_slow();
-}
+/* Returns 0 when the call must only pass through. */
+int gt_note_cuda_call_slow(void);
 
 /* --------------------------------------------------- thread.c, the registry */
 
@@ -498,6 +515,18 @@ int gt_atfork_child_add(void (*fn)(void));
 
 /* CLOCK_MONOTONIC ns when this process (or forked child) started. */
 extern uint64_t gt_process_start_ns;
+
+/* ---------------------------------------------------------------- copies.c
+ * One active copy of libgputrace.so per process. */
+
+/* Whether this copy is the process's active one (decided once). */
+int gt_copy_active(void);
+
+/* In an inactive copy, the active copy's definition of `name`; else NULL. */
+void *gt_copy_active_symbol(const char *name);
+
+/* In an inactive copy, one debug line saying that it passes calls through. */
+void gt_copy_describe(void);
 
 /* ------------------------------------------------------------------ emit.c */
 

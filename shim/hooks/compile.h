@@ -79,7 +79,7 @@ void gt_compile_forget(struct gt_handle_table *t, const void *handle);
     GT_COMPILER_HOOK(sym, base, GT_CAT_COMPILE)                                                    \
     GT_EXPORT ret sym params                                                                       \
     {                                                                                              \
-        GT_ENTER_ANY(sym, notfound);                                                               \
+        GT_ENTER_ANY(sym, notfound, args);                                                         \
         if (!gt_hook_mode(&GT_HOOK(sym)) || gt_tls.guard) return real_ args;                       \
         gt_compile_call c;                                                                         \
         gt_compile_init(&c, &GT_HOOK(sym), kind);                                                  \

@@ -41,7 +41,7 @@ static void retire_primary(CUdevice dev)
     GT_DRIVER_HOOK(sym, base, GT_CAT_API)                                                          \
     GT_EXPORT CUresult CUDAAPI sym(param_t arg)                                                    \
     {                                                                                              \
-        GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND);                                                   \
+        GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND, (arg));                                            \
         int saved = errno;                                                                         \
         retire_fn(arg);                                                                            \
         errno = saved;                                                                             \

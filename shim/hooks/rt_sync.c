@@ -15,7 +15,7 @@ SYNC(cudaEventSynchronize, cudaEventSynchronize, (cudaEvent_t e), (e), (void)c)
 GT_RUNTIME_HOOK(cudaDeviceReset, cudaDeviceReset, GT_CAT_API)
 GT_EXPORT cudaError_t CUDARTAPI cudaDeviceReset(void)
 {
-    GT_ENTER_ANY(cudaDeviceReset, cudaErrorSymbolNotFound);
+    GT_ENTER_ANY(cudaDeviceReset, cudaErrorSymbolNotFound, ());
     if (!gt_tls.guard) {
         int saved = errno;
         GT_SHIM_WORK(gt_gpu_retire_context(NULL));
