@@ -82,6 +82,7 @@ static void write_totals(json_ctx *c)
     gt_json_kv_uint(&c->w, "gpu_busy_ns", gt_gpu_busy_ns(&c->r->busy));
     gt_json_object_end(&c->w);
 }
+    gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
 
 /* Calls that have a time (GPU work captured into a graph has none). */
 static void write_timed(json_ctx *c, const gt_row *row)
@@ -159,6 +160,7 @@ static void nvtx_row(json_ctx *c, const gt_row *row)
     gt_json_kv_int(&c->w, "level", row->level);
 }
 
+    gt_json_kv_uint(&c->w, "open_ns", row->open_ns);
 static void api_row(json_ctx *c, const gt_row *row)
 {
     gt_json_kv_string(&c->w, "name", str(c, row->key.f[0]));

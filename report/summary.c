@@ -131,10 +131,10 @@ static void write_nvtx_notes(gt_summary *s)
         {n->unmatched_ends, "range ends with no start"},
         {n->too_deep, "pushes nested too deep to time"},
     };
-    if (s->r->nvtx.outer_ns && s->r->tables[GT_CAT_NVTX].nrows)
+    if (s->r->nvtx.open_ns && s->r->tables[GT_CAT_NVTX].nrows)
         fprintf(s->out,
-                "%snote: Time%% is the share of the outermost ranges' time; a nested range's "
-                "time counts in its parents' too\n",
+                "%snote: Time%% is the share of the time a range was open (a row's overlapping "
+                "ranges count once)\n",
                 GT_TEXT_INDENT);
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         if (notes[i].count)

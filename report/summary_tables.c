@@ -119,7 +119,9 @@ static void fill_row(row_cells *rc, enum gt_category c, bool verbose, const gt_r
     for (; n < stats_shown(verbose); n++) {
         char *buf = rc->num[n];
         if (n == COL_SHARE)
-            gt_summary_percent(st.total, table_total, buf, GT_FORMAT_CAP);
+            /* NVTX: the share of the time ranges were open (nvtx.h). */
+            gt_summary_percent(c == GT_CAT_NVTX ? row->open_ns : st.total, table_total, buf,
+                               GT_FORMAT_CAP);
         else if (n == COL_CALLS)
             snprintf(buf, GT_FORMAT_CAP, "%" PRIu64, row->calls);
         else if (st.count == 0)
@@ -229,7 +231,7 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     if (c == GT_CAT_SYNC) what = "host blocked";
     if (c == GT_CAT_COMPILE || c == GT_CAT_MODULE || c == GT_CAT_NVTX) what = "wall time";
     fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
-    if (c == GT_CAT_NVTX && s->r->nvtx.outer_ns) fputs(" in outermost ranges", s->out);
+    if (c == GT_CAT_NVTX) fputs(" with a range open", s->out);
     if (c == GT_CAT_MODULE) write_jit(s, rows, n);
     if (c == GT_CAT_API) {
         uint64_t errors = 0;
@@ -241,10 +243,15 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     fputc('\n', s->out);
 }
 
-static void write_rest(gt_summary *s, const gt_sorted_row *rows, size_t shown, size_t n,
-                       uint64_t total)
+static void write_rest(gt_summary *s, enum gt_category c, const gt_sorted_row *rows, size_t shown,
+                       size_t n, uint64_t total)
 {
     if (shown >= n) return;
+    if (c == GT_CAT_NVTX) {
+        /* Ranges overlap: their shares add up to nothing meaningful. */
+        fprintf(s->out, "%s... %zu more (verbose shows every row)\n", GT_TEXT_INDENT, n - shown);
+        return;
+    }
     uint64_t rest = 0;
     for (size_t i = shown; i < n; i++)
         rest += rows[i].row->time.total;
@@ -289,7 +296,7 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
     for (size_t i = 0; i < n; i++)
         total += rows[i].row->time.total;
     /* Nested ranges overlap their parents: their sum means nothing. */
-    if (c == GT_CAT_NVTX && s->r->nvtx.outer_ns) total = s->r->nvtx.outer_ns;
+    if (c == GT_CAT_NVTX) total = s->r->nvtx.open_ns;
     write_title(s, c, rows, n, total);
 
     bool verbose = s->v >= GT_VERB_VERBOSE;
@@ -306,7 +313,7 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
         rc = add_rows(s, c, &tt, rows, order, shown, total);
     }
     if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) rc = -1;
-    write_rest(s, rows, shown, n, total);
+    write_rest(s, c, rows, shown, n, total);
     if (rc != 0) s->rc = -1;
     gt_text_table_free(&tt);
     free(order);
