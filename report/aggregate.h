@@ -27,6 +27,7 @@ struct gt_report {
     const gt_strtab *names;
     uint64_t events;
     uint64_t dropped;
+    char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
     gt_table tables[GT_CAT_COUNT]; /* tables[GT_CAT_MEMORY] stays empty */
     gt_memory memory;
     gt_nvtx nvtx;

@@ -47,6 +47,12 @@ void gt_report_add_dropped(gt_report *r, uint64_t n);
 
 uint64_t gt_report_event_count(const gt_report *r);
 
+/* GPU timing was configured on but could not work (reason: a short
+ * phrase, "the driver has no cuEventQuery"; copied, cut at 255 bytes).
+ * The header says so, the JSON config gives the reason, the GPU tables
+ * say their work was not timed. NULL or "" clears it. */
+void gt_report_set_gpu_timing_off(gt_report *r, const char *reason);
+
 /* Call once after the last add and before the writers: closes the NVTX
  * ranges still open at end_ns (the process end time; counted as open at
  * exit) and settles records still waiting for their counterpart. Adds

@@ -70,6 +70,8 @@ static void write_config(json_ctx *c)
         if (gt_report_enabled(c->r, cat)) gt_json_string(&c->w, gt_category_name(cat));
     gt_json_array_end(&c->w);
     gt_json_kv_string(&c->w, "gpu_timing", gt_gpu_timing_name(c->r->opt.gpu_timing));
+    if (c->r->gpu_timing_off[0])
+        gt_json_kv_string(&c->w, "gpu_timing_off_reason", c->r->gpu_timing_off);
     gt_json_object_end(&c->w);
 }
 
@@ -80,9 +82,9 @@ static void write_totals(json_ctx *c)
     gt_json_kv_uint(&c->w, "events", c->r->events);
     gt_json_kv_uint(&c->w, "dropped", c->r->dropped);
     gt_json_kv_uint(&c->w, "gpu_busy_ns", gt_gpu_busy_ns(&c->r->busy));
+    gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
     gt_json_object_end(&c->w);
 }
-    gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
 
 /* Calls that have a time (GPU work captured into a graph has none). */
 static void write_timed(json_ctx *c, const gt_row *row)
@@ -158,9 +160,9 @@ static void nvtx_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "gpu_ns_total", row->gpu_ns_total);
     gt_json_kv_uint(&c->w, "gpu_span_ns_total", row->gpu_span_total);
     gt_json_kv_int(&c->w, "level", row->level);
+    gt_json_kv_uint(&c->w, "open_ns", row->open_ns);
 }
 
-    gt_json_kv_uint(&c->w, "open_ns", row->open_ns);
 static void api_row(json_ctx *c, const gt_row *row)
 {
     gt_json_kv_string(&c->w, "name", str(c, row->key.f[0]));

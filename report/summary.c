@@ -22,10 +22,13 @@ static void write_header(const gt_summary *s)
 {
     char wall[GT_FORMAT_CAP], busy[GT_FORMAT_CAP], share[GT_FORMAT_CAP], rest[256];
     uint64_t wall_time = wall_ns(s->p), busy_ns = gt_gpu_busy_ns(&s->r->busy);
-    int n = snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
-                     gt_format_ns(wall_time, wall, sizeof wall),
-                     gt_format_ns(busy_ns, busy, sizeof busy));
-    if (wall_time && n > 0 && (size_t)n < sizeof rest)
+    bool timing_off = s->r->gpu_timing_off[0] != '\0';
+    int n = timing_off ? snprintf(rest, sizeof rest, " | wall %s | GPU timing off",
+                                  gt_format_ns(wall_time, wall, sizeof wall))
+                       : snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
+                                  gt_format_ns(wall_time, wall, sizeof wall),
+                                  gt_format_ns(busy_ns, busy, sizeof busy));
+    if (wall_time && !timing_off && n > 0 && (size_t)n < sizeof rest)
         n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s)",
                       gt_summary_percent(busy_ns, wall_time, share, sizeof share));
     if (n > 0 && (size_t)n < sizeof rest)
@@ -40,6 +43,11 @@ static void write_header(const gt_summary *s)
     gt_text_put_shortened(s->out, command ? command : "", room > 20 ? room : 20);
     fprintf(s->out, "%s\n", rest);
     free(command);
+    if (timing_off) {
+        char *why = gt_text_safe(s->r->gpu_timing_off);
+        fprintf(s->out, "gputrace: GPU timing off: %s\n", why ? why : "");
+        free(why);
+    }
     if (s->r->dropped)
         fprintf(s->out,
                 "gputrace: warning: %" PRIu64 " events were dropped because the event buffers were "

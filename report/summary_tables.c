@@ -118,7 +118,9 @@ static void fill_row(row_cells *rc, enum gt_category c, bool verbose, const gt_r
     unsigned n = 0;
     for (; n < stats_shown(verbose); n++) {
         char *buf = rc->num[n];
-        if (n == COL_SHARE)
+        if (n == COL_SHARE && st.count == 0)
+            snprintf(buf, GT_FORMAT_CAP, "-"); /* no time was measured */
+        else if (n == COL_SHARE)
             /* NVTX: the share of the time ranges were open (nvtx.h). */
             gt_summary_percent(c == GT_CAT_NVTX ? row->open_ns : st.total, table_total, buf,
                                GT_FORMAT_CAP);
@@ -230,7 +232,10 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
                                                                    : "GPU time";
     if (c == GT_CAT_SYNC) what = "host blocked";
     if (c == GT_CAT_COMPILE || c == GT_CAT_MODULE || c == GT_CAT_NVTX) what = "wall time";
-    fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
+    if (k->gpu_time && s->r->gpu_timing_off[0])
+        fputs(", not timed (GPU timing off)", s->out);
+    else
+        fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
     if (c == GT_CAT_NVTX) fputs(" with a range open", s->out);
     if (c == GT_CAT_MODULE) write_jit(s, rows, n);
     if (c == GT_CAT_API) {

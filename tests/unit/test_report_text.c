@@ -262,6 +262,31 @@ static void test_dropped_warning(void **unused)
     gt_strtab_destroy(names);
 }
 
+/* GPU timing on but impossible: the header and the GPU tables say so. */
+static void test_gpu_timing_off(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report *r = gt_report_create(NULL, names);
+    gt_event ev = host_event(GT_EV_KERNEL, 1, 100, 200);
+    ev.name = intern(names, "k");
+    gt_report_add(r, &ev);
+    gt_report_set_gpu_timing_off(r, "the driver has no cuEventQuery");
+    char *text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    const char *want = "gputrace: (unknown) | wall 0 ns | GPU timing off | 1 events | 0 dropped\n"
+                       "gputrace: GPU timing off: the driver has no cuEventQuery\n";
+    assert_memory_equal(text, want, strlen(want));
+    assert_non_null(strstr(text, "\nkernel: 1 kernel, 1 launch, not timed (GPU timing off)\n"));
+    assert_non_null(strstr(text, "\n      -      -      1    -"));
+    free(text);
+    gt_report_set_gpu_timing_off(r, NULL);
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_null(strstr(text, "GPU timing off"));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
 static void test_shortening(void **unused)
 {
     (void)unused;
@@ -312,6 +337,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sections_follow_categories),
         cmocka_unit_test(test_dropped_warning),
+        cmocka_unit_test(test_gpu_timing_off),
         cmocka_unit_test(test_shortening),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
