@@ -140,8 +140,12 @@ static void add_category(gt_report *r, const gt_event *ev)
     case GT_EV_NVTX_POP:
     case GT_EV_NVTX_START:
     case GT_EV_NVTX_END:
-    case GT_EV_NVTX_MARK:
         if (gt_report_enabled(r, GT_CAT_NVTX)) gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        break;
+    case GT_EV_NVTX_MARK:
+        if (!gt_report_enabled(r, GT_CAT_NVTX)) break;
+        gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        gt_nvtx_marks_add(&r->marks, ev);
         break;
     case GT_EV_NONE:
     case GT_EV_API:

@@ -24,6 +24,7 @@ void gt_report_destroy(gt_report *r)
         gt_table_free(&r->tables[c]);
     gt_memory_free(&r->memory);
     gt_nvtx_free(&r->nvtx);
+    gt_nvtx_marks_free(&r->marks);
     gt_gpu_busy_free(&r->busy);
     free(r);
 }

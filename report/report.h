@@ -79,8 +79,9 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
 /* The summary at the report's verbosity. */
 int gt_report_write_summary(const gt_report *r, const gt_process_info *p, FILE *out);
 
-/* SPEC §7 CSV (see csv.c for the fields of each category); p is unused
- * (the writers share one signature). Returns 0 or -1 as the JSON writer. */
+/* SPEC §7 CSV (see csv.c for the fields of each category); p gives the
+ * process start the NVTX marks' times count from (NULL: 0). Returns 0 or
+ * -1 as the JSON writer. */
 int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out);
 
 #endif

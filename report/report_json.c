@@ -240,6 +240,29 @@ static void write_advice(json_ctx *c, const gt_process_info *p)
     gt_json_array_end(&c->w);
 }
 
+/* NVTX marks: "first_ns" and "last_ns" count from the process start. */
+static void write_marks(json_ctx *c, const gt_process_info *p)
+{
+    uint64_t start = p ? p->start_ns : 0;
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&c->r->marks, &n);
+    if (!marks && c->r->marks.n) c->incomplete = true;
+    gt_json_key(&c->w, "nvtx_marks");
+    gt_json_array_begin(&c->w, false);
+    for (size_t i = 0; i < n; i++) {
+        const gt_nvtx_mark *m = marks[i];
+        gt_json_object_begin(&c->w, true);
+        gt_json_kv_string(&c->w, "domain", str(c, m->domain));
+        gt_json_kv_string(&c->w, "name", str(c, m->name));
+        gt_json_kv_uint(&c->w, "count", m->count);
+        gt_json_kv_uint(&c->w, "first_ns", m->first > start ? m->first - start : 0);
+        gt_json_kv_uint(&c->w, "last_ns", m->last > start ? m->last - start : 0);
+        gt_json_object_end(&c->w);
+    }
+    gt_json_array_end(&c->w);
+    free(marks);
+}
+
 /* What the report could not take at face value. */
 static void write_anomalies(json_ctx *c)
 {
@@ -276,6 +299,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_table(&c, "nvtx", GT_CAT_NVTX, nvtx_row);
     write_table(&c, "api", GT_CAT_API, api_row);
     write_advice(&c, p);
+    write_marks(&c, p);
     write_anomalies(&c);
     gt_json_object_end(&c.w);
     int rc = gt_json_finish(&c.w);

@@ -150,6 +150,56 @@ static void write_nvtx_notes(gt_summary *s)
                     notes[i].what);
 }
 
+/* "+1.20 ms": a host time after the process start. */
+static char *since_start(const gt_summary *s, uint64_t t, char *buf, size_t cap)
+{
+    uint64_t start = s->p ? s->p->start_ns : 0;
+    char time[GT_FORMAT_CAP];
+    snprintf(buf, cap, "+%s", gt_format_ns(t > start ? t - start : 0, time, sizeof time));
+    return buf;
+}
+
+/* NVTX marks: how many of each and when the first and the last came. */
+static void write_marks(gt_summary *s)
+{
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&s->r->marks, &n);
+    if (!n) {
+        if (s->r->marks.n) s->rc = -1; /* marks exist: no memory to sort them */
+        return;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += marks[i]->count;
+    fprintf(s->out, "\nnvtx marks: %zu %s, %" PRIu64 " %s\n", n, n == 1 ? "name" : "names", total,
+            total == 1 ? "mark" : "marks");
+    static const gt_text_column cols[] = {{"Count", true, false},
+                                          {"First", true, false},
+                                          {"Last", true, false},
+                                          {"Name", false, true}};
+    gt_text_table tt;
+    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+    bool verbose = s->v >= GT_VERB_VERBOSE;
+    size_t shown = verbose || n < GT_SUMMARY_TOP_ROWS ? n : GT_SUMMARY_TOP_ROWS;
+    for (size_t i = 0; i < shown; i++) {
+        char count[24], first[GT_FORMAT_CAP + 1], last[GT_FORMAT_CAP + 1];
+        char *label = gt_nvtx_label(s->r, marks[i]->domain, marks[i]->name);
+        snprintf(count, sizeof count, "%" PRIu64, marks[i]->count);
+        const char *cells[] = {count, since_start(s, marks[i]->first, first, sizeof first),
+                               since_start(s, marks[i]->last, last, sizeof last), label};
+        if (label)
+            gt_text_table_add(&tt, cells);
+        else
+            s->rc = -1;
+        free(label);
+    }
+    if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) s->rc = -1;
+    if (shown < n)
+        fprintf(s->out, "%s... %zu more (verbose shows every row)\n", GT_TEXT_INDENT, n - shown);
+    gt_text_table_free(&tt);
+    free(marks);
+}
+
 /* Words of text wrapped at GT_TEXT_WIDTH, continuation lines indented. */
 static void write_wrapped(FILE *out, const char *first, const char *text)
 {
@@ -237,7 +287,10 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
             write_memory(&s);
         else
             gt_summary_table(&s, c);
-        if (c == GT_CAT_NVTX) write_nvtx_notes(&s);
+        if (c == GT_CAT_NVTX) {
+            write_nvtx_notes(&s);
+            write_marks(&s);
+        }
     }
     fputc('\n', out);
     write_advice(&s);

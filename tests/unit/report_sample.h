@@ -2,7 +2,9 @@
  * go through the real aggregation: a batch solver that compiles its
  * right-hand side with NVRTC, loads it as PTX, then integrates 12 chunks
  * (copy in, kernel, copy out, synchronize) inside NVTX ranges, on two
- * devices, with a few habits the advice rules should catch. Every time
+ * devices, with a few habits the advice rules should catch, and NVTX
+ * marks: one at the end of each chunk, one in the "ode" domain at chunks
+ * 1, 5 and 9. Every time
  * is fixed, so every figure of the report is known. */
 #ifndef TEST_REPORT_SAMPLE_H
 #define TEST_REPORT_SAMPLE_H
@@ -101,6 +103,14 @@ static inline void sample_nvtx(sample *s, uint8_t kind, const char *message)
     sample_add(s, ev);
 }
 
+static inline void sample_mark(sample *s, const char *domain, const char *message)
+{
+    gt_event ev = nvtx_event(GT_EV_NVTX_MARK, SAMPLE_TID, s->t,
+                             domain ? intern(s->names, domain) : 0, intern(s->names, message), 0);
+    s->t += 500;
+    sample_add(s, ev);
+}
+
 static inline void sample_sync(sample *s, const char *api, uint64_t ns)
 {
     gt_event ev = sample_call(s, GT_EV_SYNC, api, ns);
@@ -147,6 +157,8 @@ static inline void sample_chunks(sample *s)
         sample_copy(s, "cuMemcpyDtoHAsync_v2", GT_DIR_DTOH, GT_HOST_PINNED, true, 256u << 10,
                     25000);
         sample_sync(s, "cuStreamSynchronize", SAMPLE_SYNC_NS);
+        sample_mark(s, NULL, "chunk done");
+        if (c % 4 == 1) sample_mark(s, "ode", "step size halved");
         sample_nvtx(s, GT_EV_NVTX_POP, NULL);
     }
     sample_nvtx(s, GT_EV_NVTX_POP, NULL);

@@ -4,7 +4,7 @@
  * structure and readable units (the summary has its own tests).
  * Run as `--emit CATEGORIES HEXNAME...`: prints a report built from
  * records of every kind, with the given names (hex-encoded bytes, so that
- * any byte can be passed) as kernel, range and program names, for
+ * any byte can be passed) as kernel, range, mark and program names, for
  * report_json_check.py to parse back. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -233,6 +233,11 @@ static int emit(int argc, char **argv)
         gt_report_add(r, &e);
         e = nvtx_event(GT_EV_NVTX_POP, 1, t + 500000 - (uint64_t)i, name, 0, 0);
         gt_report_add(r, &e);
+        /* two marks per name, so that each row has a first and a last */
+        for (uint64_t m = 0; m < 2; m++) {
+            e = nvtx_event(GT_EV_NVTX_MARK, 1, t + 200 + m * 1000, name, name, 0);
+            gt_report_add(r, &e);
+        }
         e = host_event(GT_EV_COMPILE, 1, t, t + 1000 * (uint64_t)(n - i));
         e.api = intern(names, "nvrtcCompileProgram");
         e.name = name;
