@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "aggregate.h"
+#include "display_name.h"
 #include "json_writer.h"
 
 #ifndef PROJECT_VERSION
@@ -95,12 +96,17 @@ static void write_timed(json_ctx *c, const gt_row *row)
 static void kernel_row(json_ctx *c, const gt_row *row)
 {
     bool graph = row->key.f[1] != 0;
-    gt_json_kv_string(&c->w, "name", graph ? GT_GRAPH_LAUNCH_NAME : str(c, row->key.f[0]));
+    const char *name = graph ? GT_GRAPH_LAUNCH_NAME : str(c, row->key.f[0]);
+    gt_json_kv_string(&c->w, "name", name);
     gt_json_kv_uint(&c->w, "calls", row->calls);
     write_stats(c, "gpu_ns", &row->time);
     gt_json_kv_uint(&c->w, "api_ns_total", row->api_ns_total);
     write_timed(c, row);
     gt_json_kv_bool(&c->w, "graph", graph);
+    char *display = gt_display_name(name);
+    if (!display) c->incomplete = true;
+    gt_json_kv_string(&c->w, "display_name", display ? display : name);
+    free(display);
 }
 
 static void memcpy_row(json_ctx *c, const gt_row *row)

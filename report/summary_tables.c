@@ -1,12 +1,14 @@
 /* The statistics tables of the summary: one per row category, rows by
  * time. Default verbosity: the top GT_SUMMARY_TOP_ROWS rows, without the
  * First and RestAvg columns, names cut in the middle so that lines fit
- * GT_TEXT_WIDTH. Verbose: every row with the full statistics columns,
- * names whole, NVTX ranges as a tree. */
+ * GT_TEXT_WIDTH (kernels by their readable names, display_name.h).
+ * Verbose: every row with the full statistics columns, names whole, NVTX
+ * ranges as a tree. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "display_name.h"
 #include "format.h"
 #include "summary.h"
 #include "text_table.h"
@@ -271,9 +273,16 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
 {
     const gt_table *t = &s->r->tables[c];
     bool tree = c == GT_CAT_NVTX && s->v >= GT_VERB_VERBOSE;
+    /* Kernels by their readable names; verbose gives the full ones. */
+    bool display = c == GT_CAT_KERNEL && s->v < GT_VERB_VERBOSE;
     for (size_t i = 0; i < shown; i++) {
         const gt_row *row = rows[order[i]].row;
         char *label = gt_row_label(s->r, c, row);
+        if (label && display) {
+            char *readable = gt_display_name(label);
+            free(label);
+            label = readable;
+        }
         char *shown_label = label && tree ? nvtx_tree_label(t, row, label) : NULL;
         char *errors = c == GT_CAT_API && row->nerrors ? errors_text(s->r, row) : NULL;
         row_cells rc;
@@ -310,6 +319,7 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
     gt_text_column cols[MAX_COLS];
     gt_text_table tt;
     gt_text_table_init(&tt, cols, table_columns(c, verbose, cols));
+    if (c == GT_CAT_KERNEL && !verbose) tt.shorten = gt_display_name_fit;
     int rc = -1;
     if (order) {
         for (size_t i = 0; i < n; i++)

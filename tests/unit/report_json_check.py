@@ -36,7 +36,7 @@ PROCESS = {"pid": int, "ppid": int, "hostname": str, "command": str,
 # SPEC's keys, then the extra keys every row of the table has.
 ROWS = {
     "kernels": {"name": str, "calls": int, "gpu_ns": "stats", "api_ns_total": int,
-                "timed": int, "graph": bool},
+                "timed": int, "graph": bool, "display_name": str},
     "memcpy": {"direction": str, "host_memory": str, "async": bool, "calls": int,
                "bytes": int, "gpu_ns": "stats", "gbps": (int, float), "timed": int},
     "memset": {"calls": int, "bytes": int, "gpu_ns": "stats", "timed": int},
@@ -152,6 +152,9 @@ def check_names(doc):
         return  # the schema is wrong: the names cannot be looked up
     want = [n.decode("utf-8", errors="replace") for n in HOSTILE]
     check([r["name"] for r in doc["kernels"]] == want, "kernel names did not round-trip")
+    # the readable names: the parameter list gone, every other name as it is
+    check([r["display_name"] for r in doc["kernels"]] == ["plain_kernel"] + want[1:],
+          f"kernel display names {[r['display_name'] for r in doc['kernels']]}")
     check([r["name"] for r in doc["nvtx"]] == want, "range names did not round-trip")
     check([r["domain"] for r in doc["nvtx"]] == want, "domain names did not round-trip")
     check([m["name"] for m in doc["nvtx_marks"]] == want, "mark names did not round-trip")

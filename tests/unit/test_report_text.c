@@ -144,9 +144,11 @@ static void test_default_fits_and_verbose_is_whole(void **unused)
     (void)unused;
     char *text = sample_summary(GT_VERB_DEFAULT);
     assert_true(widest_line(text) <= GT_TEXT_WIDTH);
+    /* kernels by their readable names, cut where they would not fit: the
+     * function's own name stays */
     assert_null(strstr(text, SAMPLE_RK4_NAME));
-    assert_non_null(strstr(text, "void ode::rk4_integrate<"));
-    assert_non_null(strstr(text, GT_TEXT_ELLIPSIS "ble> const*, int*, int)\n"));
+    assert_non_null(strstr(text, "  ode::rk4_integrate\n"));
+    assert_non_null(strstr(text, "  reduce_status\n"));
     assert_null(strstr(text, "RestAvg")); /* the full statistics are verbose */
     free(text);
     text = sample_summary(GT_VERB_VERBOSE);
