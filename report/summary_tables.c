@@ -250,8 +250,10 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     fputc('\n', s->out);
 }
 
-static void write_rest(gt_summary *s, enum gt_category c, const gt_sorted_row *rows, size_t shown,
-                       size_t n, uint64_t total)
+/* The rows not shown: how many, and their share of the time. order
+ * lists the rows shown (NULL: the first `shown`). */
+static void write_rest(gt_summary *s, enum gt_category c, const gt_sorted_row *rows,
+                       const size_t *order, size_t shown, size_t n, uint64_t total)
 {
     if (shown >= n) return;
     if (c == GT_CAT_NVTX) {
@@ -260,11 +262,20 @@ static void write_rest(gt_summary *s, enum gt_category c, const gt_sorted_row *r
         return;
     }
     uint64_t rest = 0;
-    for (size_t i = shown; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         rest += rows[i].row->time.total;
+    for (size_t i = 0; i < shown; i++)
+        rest -= rows[order ? order[i] : i].row->time.total;
     char share[GT_FORMAT_CAP];
     fprintf(s->out, "%s... %zu more, %s of the time (verbose shows every row)\n", GT_TEXT_INDENT,
             n - shown, gt_summary_percent(rest, total, share, sizeof share));
+}
+
+/* A row the default table shows however little time it took: a failure
+ * is never hidden behind "... N more". */
+static bool always_shown(enum gt_category c, const gt_row *row)
+{
+    return (c == GT_CAT_API && row->nerrors) || (c == GT_CAT_COMPILE && !row->key.f[2]);
 }
 
 /* Adds rows[order[i]] for i < shown to the table; -1 when out of memory. */
@@ -325,10 +336,15 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
         for (size_t i = 0; i < n; i++)
             order[i] = i;
         if (c == GT_CAT_NVTX && verbose) shown = tree_order(&s->r->tables[c], rows, n, order);
+        /* After the top rows, those that must not be hidden, in time order
+         * (order[shown] is never past i: nothing still to be read is
+         * overwritten). */
+        for (size_t i = shown; i < n && !verbose; i++)
+            if (always_shown(c, rows[i].row)) order[shown++] = i;
         rc = add_rows(s, c, &tt, rows, order, shown, total);
     }
     if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) rc = -1;
-    write_rest(s, c, rows, shown, n, total);
+    write_rest(s, c, rows, order, shown, n, total);
     if (rc != 0) s->rc = -1;
     gt_text_table_free(&tt);
     free(order);
