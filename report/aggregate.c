@@ -78,7 +78,9 @@ static gt_row *add_host_row(gt_row *row, const gt_event *ev)
 static void add_compile(gt_report *r, const gt_event *ev)
 {
     gt_row *row = add_host_row(row_of(r, GT_CAT_COMPILE, ev->api, ev->name, ev->result == 0), ev);
-    if (row) row->bytes += ev->bytes;
+    if (!row) return;
+    row->bytes += ev->bytes;
+    row->firsts += ev->u.compile.first != 0;
 }
 
 static void add_module(gt_report *r, const gt_event *ev)

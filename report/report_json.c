@@ -139,6 +139,9 @@ static void compile_row(json_ctx *c, const gt_row *row)
     gt_json_kv_bool(&c->w, "ok", row->key.f[2] != 0);
     write_stats(c, "wall_ns", &row->time);
     gt_json_kv_uint(&c->w, "bytes", row->bytes);
+    /* The programs (links) these calls were the first compile, verify or
+     * link of: over the rows, how many there were. */
+    gt_json_kv_uint(&c->w, "programs", row->firsts);
 }
 
 static void module_row(json_ctx *c, const gt_row *row)

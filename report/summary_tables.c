@@ -26,7 +26,9 @@ static const table_kind kinds[GT_CAT_COUNT] = {
     [GT_CAT_KERNEL] = {"kernel", "kernels", "launch", "launches", true, false, false},
     [GT_CAT_MEMCPY] = {"kind", "kinds", "copy", "copies", true, true, true},
     [GT_CAT_MEMSET] = {"kind", "kinds", "memset", "memsets", true, true, true},
-    [GT_CAT_COMPILE] = {"program", "programs", "compilation", "compilations", false, false, true},
+    /* write_compile_counts; no byte total: a program's input counts in each
+     * of its verify and compile rows */
+    [GT_CAT_COMPILE] = {NULL, NULL, NULL, NULL, false, false, false},
     [GT_CAT_MODULE] = {"kind", "kinds", "load", "loads", false, false, true},
     [GT_CAT_SYNC] = {"entry point", "entry points", "call", "calls", false, false, false},
     [GT_CAT_NVTX] = {"range", "ranges", "call", "calls", false, false, false},
@@ -217,6 +219,30 @@ static void write_jit(gt_summary *s, const gt_sorted_row *rows, size_t n)
                 loads, loads == 1 ? "load" : "loads");
 }
 
+/* What the compile table's calls were, each counted as it is: "4
+ * programs, 4 compiles, 4 verifies, 2 links" (a verify is no compile; a
+ * program verified and compiled is one program). */
+static void write_compile_counts(gt_summary *s, const gt_sorted_row *rows, size_t n)
+{
+    enum { PROGRAMS, COMPILES, VERIFIES, LINKS, KINDS };
+    static const char *const words[KINDS][2] = {
+        {"program", "programs"}, {"compile", "compiles"}, {"verify", "verifies"}, {"link", "links"}};
+    uint64_t count[KINDS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const gt_row *row = rows[i].row;
+        const char *api = gt_strtab_get(s->r->names, row->key.f[0]);
+        int kind = strstr(api, "Verify") ? VERIFIES : strstr(api, "Link") ? LINKS : COMPILES;
+        count[kind] += row->calls;
+        if (kind != LINKS) count[PROGRAMS] += row->firsts;
+    }
+    const char *sep = "";
+    for (int k = 0; k < KINDS; k++) {
+        if (!count[k]) continue;
+        fprintf(s->out, "%s%" PRIu64 " %s", sep, count[k], words[k][count[k] != 1]);
+        sep = ", ";
+    }
+}
+
 static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *rows, size_t n,
                         uint64_t total)
 {
@@ -226,8 +252,13 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     for (size_t i = 0; i < n; i++)
         nbytes += rows[i].row->bytes;
     const table_kind *k = &kinds[c];
-    fprintf(s->out, "%s: %zu %s, %" PRIu64 " %s", gt_category_name(c), n, n == 1 ? k->row : k->rows,
-            calls, calls == 1 ? k->call : k->calls);
+    if (c == GT_CAT_COMPILE) {
+        fprintf(s->out, "%s: ", gt_category_name(c));
+        write_compile_counts(s, rows, n);
+    } else {
+        fprintf(s->out, "%s: %zu %s, %" PRIu64 " %s", gt_category_name(c), n,
+                n == 1 ? k->row : k->rows, calls, calls == 1 ? k->call : k->calls);
+    }
     if (k->bytes) fprintf(s->out, ", %s", gt_format_bytes(nbytes, bytes, sizeof bytes));
     const char *what = !k->gpu_time                                ? "host time"
                        : s->r->opt.gpu_timing == GT_GPU_TIMING_OFF ? "host time (GPU timing off)"

@@ -123,6 +123,7 @@ static inline void sample_setup(sample *s)
     gt_event ev = sample_call(s, GT_EV_COMPILE, "nvrtcCompileProgram", 80000000);
     ev.name = intern(s->names, "lorenz_rhs.cu");
     ev.bytes = 2048;
+    ev.u.compile.first = 1;
     sample_add(s, ev);
     ev = sample_call(s, GT_EV_MODULE, "cuModuleLoadData", 35000000);
     ev.u.module.image_kind = GT_IMAGE_PTX;
