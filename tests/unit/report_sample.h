@@ -127,6 +127,8 @@ static inline void sample_setup(sample *s)
     sample_add(s, ev);
     ev = sample_call(s, GT_EV_MODULE, "cuModuleLoadData", 35000000);
     ev.u.module.image_kind = GT_IMAGE_PTX;
+    ev.u.module.ptx_source = GT_PTX_FROM_NVRTC;
+    ev.u.module.device_sm = 90;
     ev.bytes = 120 << 10;
     sample_add(s, ev);
     sample_mem(s, GT_EV_ALLOC, "cuMemAlloc_v2", 0x700000000000ull, 64u << 20, GT_MEM_DEVICE, 0);
