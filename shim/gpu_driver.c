@@ -168,6 +168,19 @@ int gt_gpu_driver_load(void)
     return atomic_load_explicit(&gt_gpu_drv_state, memory_order_acquire) == DRV_READY;
 }
 
+int gt_gpu_stream_capturing(CUstream stream, int per_thread)
+{
+    gt_gpu_driver_load(); /* the query is looked up even when timing cannot work */
+    if (!gt_gpu_drv.stream_is_capturing) return 0;
+    int saved = errno;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUstream s = !stream && per_thread ? CU_STREAM_PER_THREAD : stream;
+    int capturing = gt_gpu_drv.stream_is_capturing(s, &status) == CUDA_SUCCESS &&
+                    status != CU_STREAM_CAPTURE_STATUS_NONE;
+    errno = saved;
+    return capturing;
+}
+
 static int on_drain_thread(void)
 {
     return gt_tls.state == GT_TLS_NEVER;
