@@ -78,7 +78,9 @@ static gt_row *add_host_row(gt_row *row, const gt_event *ev)
 static void add_compile(gt_report *r, const gt_event *ev)
 {
     gt_row *row = add_host_row(row_of(r, GT_CAT_COMPILE, ev->api, ev->name, ev->result == 0), ev);
-    if (row) row->bytes += ev->bytes;
+    if (!row) return;
+    row->bytes += ev->bytes;
+    row->firsts += ev->u.compile.first != 0;
 }
 
 static void add_module(gt_report *r, const gt_event *ev)
@@ -140,8 +142,12 @@ static void add_category(gt_report *r, const gt_event *ev)
     case GT_EV_NVTX_POP:
     case GT_EV_NVTX_START:
     case GT_EV_NVTX_END:
-    case GT_EV_NVTX_MARK:
         if (gt_report_enabled(r, GT_CAT_NVTX)) gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        break;
+    case GT_EV_NVTX_MARK:
+        if (!gt_report_enabled(r, GT_CAT_NVTX)) break;
+        gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        gt_nvtx_marks_add(&r->marks, ev);
         break;
     case GT_EV_NONE:
     case GT_EV_API:

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "aggregate.h"
@@ -23,6 +24,7 @@ void gt_report_destroy(gt_report *r)
         gt_table_free(&r->tables[c]);
     gt_memory_free(&r->memory);
     gt_nvtx_free(&r->nvtx);
+    gt_nvtx_marks_free(&r->marks);
     gt_gpu_busy_free(&r->busy);
     free(r);
 }
@@ -30,6 +32,11 @@ void gt_report_destroy(gt_report *r)
 void gt_report_add_dropped(gt_report *r, uint64_t n)
 {
     r->dropped += n;
+}
+
+void gt_report_set_gpu_timing_off(gt_report *r, const char *reason)
+{
+    snprintf(r->gpu_timing_off, sizeof r->gpu_timing_off, "%s", reason ? reason : "");
 }
 
 uint64_t gt_report_event_count(const gt_report *r)

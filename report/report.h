@@ -47,6 +47,12 @@ void gt_report_add_dropped(gt_report *r, uint64_t n);
 
 uint64_t gt_report_event_count(const gt_report *r);
 
+/* GPU timing was configured on but could not work (reason: a short
+ * phrase, "the driver has no cuEventQuery"; copied, cut at 255 bytes).
+ * The header says so, the JSON config gives the reason, the GPU tables
+ * say their work was not timed. NULL or "" clears it. */
+void gt_report_set_gpu_timing_off(gt_report *r, const char *reason);
+
 /* Call once after the last add and before the writers: closes the NVTX
  * ranges still open at end_ns (the process end time; counted as open at
  * exit) and settles records still waiting for their counterpart. Adds
@@ -73,8 +79,9 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
 /* The summary at the report's verbosity. */
 int gt_report_write_summary(const gt_report *r, const gt_process_info *p, FILE *out);
 
-/* SPEC §7 CSV (see csv.c for the fields of each category); p is unused
- * (the writers share one signature). Returns 0 or -1 as the JSON writer. */
+/* SPEC §7 CSV (see csv.c for the fields of each category); p gives the
+ * process start the NVTX marks' times count from (NULL: 0). Returns 0 or
+ * -1 as the JSON writer. */
 int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out);
 
 #endif

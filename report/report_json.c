@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "aggregate.h"
+#include "display_name.h"
 #include "json_writer.h"
 
 #ifndef PROJECT_VERSION
@@ -70,6 +71,8 @@ static void write_config(json_ctx *c)
         if (gt_report_enabled(c->r, cat)) gt_json_string(&c->w, gt_category_name(cat));
     gt_json_array_end(&c->w);
     gt_json_kv_string(&c->w, "gpu_timing", gt_gpu_timing_name(c->r->opt.gpu_timing));
+    if (c->r->gpu_timing_off[0])
+        gt_json_kv_string(&c->w, "gpu_timing_off_reason", c->r->gpu_timing_off);
     gt_json_object_end(&c->w);
 }
 
@@ -80,6 +83,7 @@ static void write_totals(json_ctx *c)
     gt_json_kv_uint(&c->w, "events", c->r->events);
     gt_json_kv_uint(&c->w, "dropped", c->r->dropped);
     gt_json_kv_uint(&c->w, "gpu_busy_ns", gt_gpu_busy_ns(&c->r->busy));
+    gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
     gt_json_object_end(&c->w);
 }
 
@@ -92,12 +96,17 @@ static void write_timed(json_ctx *c, const gt_row *row)
 static void kernel_row(json_ctx *c, const gt_row *row)
 {
     bool graph = row->key.f[1] != 0;
-    gt_json_kv_string(&c->w, "name", graph ? GT_GRAPH_LAUNCH_NAME : str(c, row->key.f[0]));
+    const char *name = graph ? GT_GRAPH_LAUNCH_NAME : str(c, row->key.f[0]);
+    gt_json_kv_string(&c->w, "name", name);
     gt_json_kv_uint(&c->w, "calls", row->calls);
     write_stats(c, "gpu_ns", &row->time);
     gt_json_kv_uint(&c->w, "api_ns_total", row->api_ns_total);
     write_timed(c, row);
     gt_json_kv_bool(&c->w, "graph", graph);
+    char *display = gt_display_name(name);
+    if (!display) c->incomplete = true;
+    gt_json_kv_string(&c->w, "display_name", display ? display : name);
+    free(display);
 }
 
 static void memcpy_row(json_ctx *c, const gt_row *row)
@@ -130,6 +139,9 @@ static void compile_row(json_ctx *c, const gt_row *row)
     gt_json_kv_bool(&c->w, "ok", row->key.f[2] != 0);
     write_stats(c, "wall_ns", &row->time);
     gt_json_kv_uint(&c->w, "bytes", row->bytes);
+    /* The programs (links) these calls were the first compile, verify or
+     * link of: over the rows, how many there were. */
+    gt_json_kv_uint(&c->w, "programs", row->firsts);
 }
 
 static void module_row(json_ctx *c, const gt_row *row)
@@ -157,6 +169,7 @@ static void nvtx_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "gpu_ns_total", row->gpu_ns_total);
     gt_json_kv_uint(&c->w, "gpu_span_ns_total", row->gpu_span_total);
     gt_json_kv_int(&c->w, "level", row->level);
+    gt_json_kv_uint(&c->w, "open_ns", row->open_ns);
 }
 
 static void api_row(json_ctx *c, const gt_row *row)
@@ -236,6 +249,29 @@ static void write_advice(json_ctx *c, const gt_process_info *p)
     gt_json_array_end(&c->w);
 }
 
+/* NVTX marks: "first_ns" and "last_ns" count from the process start. */
+static void write_marks(json_ctx *c, const gt_process_info *p)
+{
+    uint64_t start = p ? p->start_ns : 0;
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&c->r->marks, &n);
+    if (!marks && c->r->marks.n) c->incomplete = true;
+    gt_json_key(&c->w, "nvtx_marks");
+    gt_json_array_begin(&c->w, false);
+    for (size_t i = 0; i < n; i++) {
+        const gt_nvtx_mark *m = marks[i];
+        gt_json_object_begin(&c->w, true);
+        gt_json_kv_string(&c->w, "domain", str(c, m->domain));
+        gt_json_kv_string(&c->w, "name", str(c, m->name));
+        gt_json_kv_uint(&c->w, "count", m->count);
+        gt_json_kv_uint(&c->w, "first_ns", m->first > start ? m->first - start : 0);
+        gt_json_kv_uint(&c->w, "last_ns", m->last > start ? m->last - start : 0);
+        gt_json_object_end(&c->w);
+    }
+    gt_json_array_end(&c->w);
+    free(marks);
+}
+
 /* What the report could not take at face value. */
 static void write_anomalies(json_ctx *c)
 {
@@ -272,6 +308,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_table(&c, "nvtx", GT_CAT_NVTX, nvtx_row);
     write_table(&c, "api", GT_CAT_API, api_row);
     write_advice(&c, p);
+    write_marks(&c, p);
     write_anomalies(&c);
     gt_json_object_end(&c.w);
     int rc = gt_json_finish(&c.w);

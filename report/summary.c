@@ -22,10 +22,13 @@ static void write_header(const gt_summary *s)
 {
     char wall[GT_FORMAT_CAP], busy[GT_FORMAT_CAP], share[GT_FORMAT_CAP], rest[256];
     uint64_t wall_time = wall_ns(s->p), busy_ns = gt_gpu_busy_ns(&s->r->busy);
-    int n = snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
-                     gt_format_ns(wall_time, wall, sizeof wall),
-                     gt_format_ns(busy_ns, busy, sizeof busy));
-    if (wall_time && n > 0 && (size_t)n < sizeof rest)
+    bool timing_off = s->r->gpu_timing_off[0] != '\0';
+    int n = timing_off ? snprintf(rest, sizeof rest, " | wall %s | GPU timing off",
+                                  gt_format_ns(wall_time, wall, sizeof wall))
+                       : snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
+                                  gt_format_ns(wall_time, wall, sizeof wall),
+                                  gt_format_ns(busy_ns, busy, sizeof busy));
+    if (wall_time && !timing_off && n > 0 && (size_t)n < sizeof rest)
         n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s)",
                       gt_summary_percent(busy_ns, wall_time, share, sizeof share));
     if (n > 0 && (size_t)n < sizeof rest)
@@ -40,6 +43,11 @@ static void write_header(const gt_summary *s)
     gt_text_put_shortened(s->out, command ? command : "", room > 20 ? room : 20);
     fprintf(s->out, "%s\n", rest);
     free(command);
+    if (timing_off) {
+        char *why = gt_text_safe(s->r->gpu_timing_off);
+        fprintf(s->out, "gputrace: GPU timing off: %s\n", why ? why : "");
+        free(why);
+    }
     if (s->r->dropped)
         fprintf(s->out,
                 "gputrace: warning: %" PRIu64 " events were dropped because the event buffers were "
@@ -131,15 +139,65 @@ static void write_nvtx_notes(gt_summary *s)
         {n->unmatched_ends, "range ends with no start"},
         {n->too_deep, "pushes nested too deep to time"},
     };
-    if (s->r->nvtx.outer_ns && s->r->tables[GT_CAT_NVTX].nrows)
+    if (s->r->nvtx.open_ns && s->r->tables[GT_CAT_NVTX].nrows)
         fprintf(s->out,
-                "%snote: Time%% is the share of the outermost ranges' time; a nested range's "
-                "time counts in its parents' too\n",
+                "%snote: Time%% is the share of the time a range was open (a row's overlapping "
+                "ranges count once)\n",
                 GT_TEXT_INDENT);
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         if (notes[i].count)
             fprintf(s->out, "%snote: %" PRIu64 " %s\n", GT_TEXT_INDENT, notes[i].count,
                     notes[i].what);
+}
+
+/* "+1.20 ms": a host time after the process start. */
+static char *since_start(const gt_summary *s, uint64_t t, char *buf, size_t cap)
+{
+    uint64_t start = s->p ? s->p->start_ns : 0;
+    char time[GT_FORMAT_CAP];
+    snprintf(buf, cap, "+%s", gt_format_ns(t > start ? t - start : 0, time, sizeof time));
+    return buf;
+}
+
+/* NVTX marks: how many of each and when the first and the last came. */
+static void write_marks(gt_summary *s)
+{
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&s->r->marks, &n);
+    if (!n) {
+        if (s->r->marks.n) s->rc = -1; /* marks exist: no memory to sort them */
+        return;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += marks[i]->count;
+    fprintf(s->out, "\nnvtx marks: %zu %s, %" PRIu64 " %s\n", n, n == 1 ? "name" : "names", total,
+            total == 1 ? "mark" : "marks");
+    static const gt_text_column cols[] = {{"Count", true, false},
+                                          {"First", true, false},
+                                          {"Last", true, false},
+                                          {"Name", false, true}};
+    gt_text_table tt;
+    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+    bool verbose = s->v >= GT_VERB_VERBOSE;
+    size_t shown = verbose || n < GT_SUMMARY_TOP_ROWS ? n : GT_SUMMARY_TOP_ROWS;
+    for (size_t i = 0; i < shown; i++) {
+        char count[24], first[GT_FORMAT_CAP + 1], last[GT_FORMAT_CAP + 1];
+        char *label = gt_nvtx_label(s->r, marks[i]->domain, marks[i]->name);
+        snprintf(count, sizeof count, "%" PRIu64, marks[i]->count);
+        const char *cells[] = {count, since_start(s, marks[i]->first, first, sizeof first),
+                               since_start(s, marks[i]->last, last, sizeof last), label};
+        if (label)
+            gt_text_table_add(&tt, cells);
+        else
+            s->rc = -1;
+        free(label);
+    }
+    if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) s->rc = -1;
+    if (shown < n)
+        fprintf(s->out, "%s... %zu more (verbose shows every row)\n", GT_TEXT_INDENT, n - shown);
+    gt_text_table_free(&tt);
+    free(marks);
 }
 
 /* Words of text wrapped at GT_TEXT_WIDTH, continuation lines indented. */
@@ -229,7 +287,10 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
             write_memory(&s);
         else
             gt_summary_table(&s, c);
-        if (c == GT_CAT_NVTX) write_nvtx_notes(&s);
+        if (c == GT_CAT_NVTX) {
+            write_nvtx_notes(&s);
+            write_marks(&s);
+        }
     }
     fputc('\n', out);
     write_advice(&s);

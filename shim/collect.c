@@ -143,6 +143,8 @@ void gt_collect_finish(uint64_t dropped, const gt_process_info *p)
         return;
     }
     gt_report_add_dropped(r, dropped);
+    if (gt_cfg.gpu_timing == GT_GPU_TIMING_EVENTS)
+        gt_report_set_gpu_timing_off(r, gt_gpu_timing_off_reason());
     gt_report_finish(r, p->end_ns);
     gt_emit(r, p, &gt_cfg, &trace);
 }

@@ -76,6 +76,12 @@ void gt_set_gpu_resolver(const gt_gpu_resolver *r)
     atomic_store_explicit(&resolver, r, memory_order_release);
 }
 
+const char *gt_gpu_timing_off_reason(void)
+{
+    const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
+    return r && r->off_reason ? r->off_reason() : NULL;
+}
+
 /* ------------------------------------------------------ consuming */
 
 static int is_blocked(uint32_t owner)

@@ -194,7 +194,8 @@ static CUresult start_pair(gt_gpu_pair *p, CUstream stream, int per_thread)
 static gt_gpu_pair *begin_in_stream_context(CUstream stream, int per_thread, CUcontext current)
 {
     CUcontext owner = NULL;
-    if (gt_gpu_drv.stream_get_ctx(stream, &owner) != CUDA_SUCCESS || !owner || owner == current)
+    if (!gt_gpu_drv.stream_get_ctx || gt_gpu_drv.stream_get_ctx(stream, &owner) != CUDA_SUCCESS ||
+        !owner || owner == current)
         return NULL;
     gt_gpu_scope scope;
     if (!gt_gpu_scope_enter(&scope, owner)) return NULL;
@@ -222,6 +223,13 @@ static gt_gpu_pair *begin_timed(CUstream stream, int per_thread)
 {
     if (GT_UNLIKELY(!gt_gpu_driver_ready())) return NULL;
     const gt_gpu_driver *d = &gt_gpu_drv;
+    /* A driver without the per-thread variants: the NULL stream of a
+     * per-thread entry point is the stream CU_STREAM_PER_THREAD names, and
+     * every other handle means the same to both variants. */
+    if (per_thread && !d->event_record_ptsz) {
+        if (!stream) stream = CU_STREAM_PER_THREAD;
+        per_thread = 0;
+    }
     CUcontext ctx = NULL;
     if (d->ctx_get_current(&ctx) != CUDA_SUCCESS || !ctx) {
         gt_gpu_count_add(&gt_gpu_count.skipped_other, 1);
@@ -376,7 +384,15 @@ void gt_gpu_stats_get(gt_gpu_stats *s)
 #undef GET
 }
 
-static const gt_gpu_resolver resolver = {gt_gpu_resolve};
+/* Why no GPU time could be had at all: a driver without an entry point
+ * timing needs, or no context whose events could be set up. */
+static const char *off_reason(void)
+{
+    const char *why = gt_gpu_driver_off_reason();
+    return why ? why : gt_gpu_pool_off_reason();
+}
+
+static const gt_gpu_resolver resolver = {gt_gpu_resolve, off_reason};
 
 __attribute__((constructor)) static void gpu_time_load(void)
 {

@@ -414,8 +414,12 @@ void gt_buffer_release_thread(void);
  * and a flagged record is reported without GPU time. */
 typedef struct gt_gpu_resolver {
     int (*resolve)(gt_event *ev, int give_up);
+    /* Why GPU timing, configured on, could give no time at all (a short
+     * phrase for the report), or NULL. May be NULL itself. */
+    const char *(*off_reason)(void);
 } gt_gpu_resolver;
 void gt_set_gpu_resolver(const gt_gpu_resolver *r); /* store-release; NULL removes */
+const char *gt_gpu_timing_off_reason(void);         /* the registered resolver's, or NULL */
 
 typedef struct gt_pipeline_totals {
     uint64_t records; /* records passed to consume() */

@@ -21,7 +21,7 @@ __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
  * thread for the last context seen. */
 static __thread CUcontext device_ctx __attribute__((tls_model("initial-exec")));
 static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")));
-static gt_real_cache ctx_get_current, ctx_get_device, stream_is_capturing;
+static gt_real_cache ctx_get_current, ctx_get_device;
 
 uint16_t gt_current_device(void)
 {
@@ -60,12 +60,7 @@ static inline uint64_t stream_id(const gt_call *c)
  * only for untimed work while timing is on (gt_gpu_begin refused it). */
 static int captured(const gt_call *c)
 {
-    typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
-    is_capturing_fn fn =
-        (is_capturing_fn)gt_cuda_real_once(&stream_is_capturing, "cuStreamIsCapturing");
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUstream s = !c->stream && c->per_thread ? CU_STREAM_PER_THREAD : c->stream;
-    return fn && fn(s, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return gt_gpu_stream_capturing(c->stream, c->per_thread);
 }
 
 /* The host side's kind, or GT_HOST_NONE for device memory. */

@@ -107,7 +107,11 @@ def main():
     check(all(round(e["dur"] * 1000) == 5000 for e in hostile), "hostile kernel durations")
     captured = host[26:25 + 2 * len(want):2]
     check([e.get("args", {}).get("kernel") for e in captured] == want, "captured launch args")
-    check([e["name"] for e in events if e["ph"] == "i"] == want, "mark names")
+    marks = [e["name"] for e in events if e["ph"] == "i"]
+    check(marks[-len(want):] == want, "mark names")
+    sample_marks = [m for c in range(12)
+                    for m in ["chunk done"] + (["step size halved"] if c % 4 == 1 else [])]
+    check(marks[:-len(want)] == sample_marks, f"the sample's marks: {marks[:-len(want)]}")
     threads = [e["args"]["name"] for e in meta if e["name"] == "thread_name" and
                e["tid"] < GPU_TID_BASE]
     check(threads == want, "thread names")

@@ -32,7 +32,7 @@ static int fake_resolve(gt_event *ev, int give_up)
     return 1;
 }
 
-static const gt_gpu_resolver resolver = {fake_resolve};
+static const gt_gpu_resolver resolver = {fake_resolve, NULL};
 
 /* Every test runs twice (check_by_runs): records handed over one by one
  * (consume), then in runs (consume_run, as the shim's consumer takes

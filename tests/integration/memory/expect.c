@@ -3,7 +3,8 @@
  *   {"memory": [{"device", "allocs", "frees", "peak_bytes", "current_bytes",
  *                "leaked_allocs", "leaked_bytes", "unknown_frees"}],
  *    "module":  [{"api", "kind", "calls", "bytes"}],
- *    "compile": [{"api", "name", "ok", "calls", "bytes", "wall_ns"}],
+ *    "compile": [{"api", "name", "ok", "calls", "bytes", "wall_ns", "programs"}],
+ *    "programs_expected": whether expect_compile_program was called,
  *    "api": {"name": calls}, "api_errors": [{"api", "error", "calls"}]} */
 #include "expect.h"
 
@@ -23,13 +24,14 @@ typedef struct mem_row {
 typedef struct named_row {
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN];
     bool ok;
-    unsigned long long calls, bytes, wall_ns;
+    unsigned long long calls, bytes, wall_ns, programs;
 } named_row;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_row mem[MAX_ROWS];
 static named_row modules[MAX_ROWS], compiles[MAX_ROWS], apis[MAX_ROWS], errors[MAX_ROWS];
 static int n_mem, n_modules, n_compiles, n_apis, n_errors;
+static bool programs_expected;
 
 static void overflow(void)
 {
@@ -107,6 +109,14 @@ void expect_compile(const char *api, const char *name, bool ok, unsigned long lo
     pthread_mutex_unlock(&lock);
 }
 
+void expect_compile_program(const char *api, const char *name, bool ok)
+{
+    pthread_mutex_lock(&lock);
+    named(compiles, &n_compiles, api, name, ok)->programs++;
+    programs_expected = true;
+    pthread_mutex_unlock(&lock);
+}
+
 void expect_api(const char *name, unsigned long long calls)
 {
     pthread_mutex_lock(&lock);
@@ -144,10 +154,11 @@ int expect_write(void)
     for (int i = 0; i < n_compiles; i++)
         fprintf(f,
                 "%s{\"api\": \"%s\", \"name\": \"%s\", \"ok\": %s, \"calls\": %llu, "
-                "\"bytes\": %llu, \"wall_ns\": %llu}",
+                "\"bytes\": %llu, \"wall_ns\": %llu, \"programs\": %llu}",
                 i ? ", " : "", compiles[i].a, compiles[i].b, compiles[i].ok ? "true" : "false",
-                compiles[i].calls, compiles[i].bytes, compiles[i].wall_ns);
-    fprintf(f, "],\n \"api\": {");
+                compiles[i].calls, compiles[i].bytes, compiles[i].wall_ns, compiles[i].programs);
+    fprintf(f, "],\n \"programs_expected\": %s,\n \"api\": {",
+            programs_expected ? "true" : "false");
     for (int i = 0; i < n_apis; i++)
         fprintf(f, "%s\"%s\": %llu", i ? ", " : "", apis[i].a, apis[i].calls);
     fprintf(f, "},\n \"api_errors\": [");

@@ -27,6 +27,12 @@ void expect_module(const char *api, const char *kind, unsigned long long bytes);
 void expect_compile(const char *api, const char *name, bool ok, unsigned long long bytes,
                     unsigned long long wall_ns);
 
+/* The compilation of (api, name, ok) just expected was the first record
+ * of its program or link (a program verified, then compiled, is one
+ * program). A program that calls this has the rows' "programs" and the
+ * summary's compile title checked. */
+void expect_compile_program(const char *api, const char *name, bool ok);
+
 /* The api table has `calls` calls of `name` (0: no row at all). */
 void expect_api(const char *name, unsigned long long calls);
 /* A call that failed with `error` (its status's name). */
