@@ -32,6 +32,23 @@ typedef struct gt_process_info {
 
 typedef struct gt_report gt_report;
 
+/* When the report's records were captured (GPUTRACE_CAPTURE, _DELAY,
+ * _DURATION; shim/capture.h). */
+enum gt_capture_mode { GT_CAPTURE_ALL, GT_CAPTURE_PROFILER, GT_CAPTURE_NVTX };
+#define GT_CAPTURE_MODE_MAX 2064u /* "nvtx:" NAME "@" DOMAIN, NUL included */
+
+typedef struct gt_capture_info {
+    enum gt_capture_mode kind;
+    char mode[GT_CAPTURE_MODE_MAX]; /* as the user wrote it: "profiler-api", "nvtx:step@app" */
+    uint64_t delay_ns, duration_ns; /* duration 0: unlimited */
+    uint64_t windows;               /* stretches of time with recording on */
+    uint64_t captured_ns;           /* their total length (up to the report's end) */
+    /* How often the mode's own condition began to hold (a profiler start,
+     * a matching range opening), within the time limits or not: with no
+     * window, it tells why. */
+    uint64_t mode_opens;
+} gt_capture_info;
+
 /* opt NULL: every category, default verbosity, event timing. names may be
  * NULL (every name is then empty) and must outlive the report. NULL when
  * out of memory. */
@@ -46,6 +63,34 @@ void gt_report_add(gt_report *r, const gt_event *ev);
 void gt_report_add_dropped(gt_report *r, uint64_t n);
 
 uint64_t gt_report_event_count(const gt_report *r);
+
+/* What was captured. A report never told records everything: one window
+ * as long as the process. */
+void gt_report_set_capture(gt_report *r, const gt_capture_info *c);
+
+/* A capture window opened at time_ns (CLOCK_MONOTONIC): the memory in
+ * use then is a level inside it (memory.h), and the GPU's time before it
+ * was not seen (no idle gap across it, gpu_busy.h). */
+void gt_report_window_open(gt_report *r, uint64_t time_ns);
+
+/* Whether recording was limited (a mode other than all, or a delay or
+ * duration): the summary then says what was captured. */
+int gt_capture_limited(const gt_capture_info *c);
+
+/* The report's capture, as set or (never set) everything in one window
+ * of wall_ns. */
+void gt_report_capture(const gt_report *r, uint64_t wall_ns, gt_capture_info *out);
+
+/* The time the report saw: the captured time when recording was limited
+ * (*captured set), else wall_ns. */
+uint64_t gt_report_observed_ns(const gt_report *r, uint64_t wall_ns, int *captured);
+
+/* In words, without the "capture: " the summary puts before it:
+ * "profiler-api, 3 windows, 1.24 s of 9.87 s", the delay and duration
+ * after the mode, or with no window why nothing was recorded. Holds the
+ * mode as given (the summary makes it safe for a terminal). */
+void gt_capture_describe(const gt_capture_info *c, uint64_t wall_ns, char *buf, size_t cap);
+#define GT_CAPTURE_TEXT_MAX (GT_CAPTURE_MODE_MAX + 256u)
 
 /* GPU timing was configured on but could not work (reason: a short
  * phrase, "the driver has no cuEventQuery"; copied, cut at 255 bytes).

@@ -41,8 +41,20 @@ enum gt_config_var {
     GT_VAR_GPU_TIMING,
     GT_VAR_LOG,
     GT_VAR_BUFFER_MB,
+    GT_VAR_CAPTURE,
+    GT_VAR_DELAY,
+    GT_VAR_DURATION,
+    GT_VAR_INTERVAL,
     GT_VAR_COUNT
 };
+
+/* GPUTRACE_CAPTURE: enum gt_capture_mode (report.h; capture.h says what
+ * each records). */
+#define GT_CAPTURE_NAME_MAX 1024u /* bytes of an NVTX range name or domain, NUL included */
+/* Seconds in GPUTRACE_DELAY, _DURATION and _INTERVAL: at most this many
+ * (a year), with up to 9 decimals (nanoseconds). */
+#define GT_SECONDS_MAX 31536000u
+#define GT_INTERVAL_MIN_NS 100000000u /* snapshots at most ten times a second */
 
 #define GT_PATH_MAX 4096 /* paths (with their NUL) longer than this are refused */
 #define GT_BUFFER_MB_DEFAULT 64u
@@ -60,6 +72,14 @@ typedef struct gt_config {
     size_t buffer_bytes;
     char output[GT_PATH_MAX]; /* report file template; "" = no files */
     char log_path[GT_PATH_MAX];
+    enum gt_capture_mode capture;
+    /* nvtx:NAME[@DOMAIN]: the range's name and domain; "" for the default
+     * domain, "*" for any. */
+    char capture_name[GT_CAPTURE_NAME_MAX];
+    char capture_domain[GT_CAPTURE_NAME_MAX];
+    uint64_t delay_ns;    /* recording starts this long after load */
+    uint64_t duration_ns; /* and lasts this long; 0: unlimited */
+    uint64_t interval_ns; /* snapshots of the report files; 0: none */
     /* One line per rejected variable (at most one each), without newline,
      * kept until the log is set up so that they go where GPUTRACE_LOG says. */
     unsigned n_warnings;
