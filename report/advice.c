@@ -155,12 +155,16 @@ static uint64_t wall_ns(const gt_process_info *p)
 
 static void sync_api(advice_ctx *c, const gt_advice_tally *t)
 {
-    uint64_t wall = wall_ns(c->p);
+    /* With capture windows, the time they held: nothing else was seen. */
+    int captured = 0;
+    uint64_t wall = gt_report_observed_ns(c->r, wall_ns(c->p), &captured);
     if (t->count < GT_ADVICE_SYNC_API_MIN_CALLS) return;
     if (wall && t->ns * 100.0 < (double)wall * GT_ADVICE_SYNC_API_MIN_SHARE_PCT) return;
     units u;
     char share[48] = "";
-    if (wall) snprintf(share, sizeof share, " (%.1f%% of the wall time)", 100.0 * t->ns / wall);
+    if (wall)
+        snprintf(share, sizeof share, " (%.1f%% of the %s time)", 100.0 * t->ns / wall,
+                 captured ? "captured" : "wall");
     say(c, "sync-api", t->count,
         "%" PRIu64 " synchronize calls blocked the host for %s%s: synchronize only where the host "
         "needs the results, and order work with streams and events instead. Longest: %s, %s.",

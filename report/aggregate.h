@@ -29,6 +29,8 @@ struct gt_report {
     uint64_t events;
     uint64_t dropped;
     char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
+    gt_capture_info capture;  /* capture.c; valid when capture_set */
+    bool capture_set;
     gt_table tables[GT_CAT_COUNT]; /* tables[GT_CAT_MEMORY] stays empty */
     gt_memory memory;
     gt_nvtx nvtx;

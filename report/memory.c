@@ -140,6 +140,7 @@ static void fold_first(const gt_memory *m, gt_mem_device *d, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         d->folded_bytes += d->deltas[i].bytes;
+        if (!d->deltas[i].counted) continue;
         if (d->folded_bytes > d->folded_peak) d->folded_peak = d->folded_bytes;
         if (m->sink.changed)
             m->sink.changed(m->sink.ctx, d->device, d->deltas[i].time,
@@ -158,7 +159,8 @@ static void fold(const gt_memory *m, gt_mem_device *d)
     fold_first(m, d, d->ndeltas / 2);
 }
 
-static void note_delta(const gt_memory *m, gt_mem_device *d, uint64_t time, int64_t bytes)
+static void note_delta(const gt_memory *m, gt_mem_device *d, uint64_t time, int64_t bytes,
+                       bool counted)
 {
     if (d->ndeltas == d->deltas_cap) {
         uint32_t cap = d->deltas_cap ? d->deltas_cap * 2 : 64;
@@ -173,7 +175,7 @@ static void note_delta(const gt_memory *m, gt_mem_device *d, uint64_t time, int6
     }
     if (d->ndeltas == d->deltas_cap) return; /* no memory at all: the arrival-order peak stays */
     if (time < d->folded_time) time = d->folded_time;
-    d->deltas[d->ndeltas++] = (gt_mem_delta){time, bytes};
+    d->deltas[d->ndeltas++] = (gt_mem_delta){time, bytes, counted ? -1 : 0};
 }
 
 void gt_memory_finish(gt_memory *m)
@@ -192,12 +194,24 @@ void gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx)
     m->sink = (gt_mem_sink){changed, changed ? ctx : NULL};
 }
 
-static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time)
+void gt_memory_window_open(gt_memory *m, uint64_t time)
 {
-    d->frees++;
+    for (uint32_t i = 0; i < m->ndevices; i++)
+        note_delta(m, &m->devices[i], time, 0, true);
+}
+
+static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
+                          bool in_window)
+{
+    d->frees += in_window;
     d->live_allocs--;
     d->current_bytes -= bytes;
-    note_delta(m, d, time, -(int64_t)bytes);
+    note_delta(m, d, time, -(int64_t)bytes, in_window);
+}
+
+static bool counted(const gt_event *ev)
+{
+    return !(ev->flags & GT_EVF_UNCAPTURED);
 }
 
 static void add_alloc(gt_memory *m, const gt_event *ev)
@@ -205,6 +219,7 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
     uint8_t space = space_of(ev->u.mem.mem_kind);
     gt_mem_block *early_free = map_find(&m->pending, ev->u.mem.addr, space, ev->host_start, false);
     uint64_t early_free_time = early_free ? early_free->time : 0;
+    bool early_free_counted = early_free && early_free->counted;
     if (early_free) {
         /* the free's row exists: it was counted there when the free arrived */
         gt_mem_device *fd = device_row(m, early_free->device);
@@ -219,17 +234,18 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
                             .bytes = ev->bytes,
                             .device = d->device,
                             .space = space,
-                            .kind = ev->u.mem.mem_kind};
+                            .kind = ev->u.mem.mem_kind,
+                            .counted = counted(ev)};
         /* Without room to remember the block, forget the allocation rather
          * than report a leak that may not be one. */
         if (!map_insert(&m->live, &blk)) return;
     }
-    d->allocs++;
+    d->allocs += counted(ev);
     d->live_allocs++;
     d->current_bytes += ev->bytes;
-    if (d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
-    note_delta(m, d, ev->host_start, (int64_t)ev->bytes);
-    if (early_free) release_bytes(m, d, ev->bytes, early_free_time);
+    if (counted(ev) && d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
+    note_delta(m, d, ev->host_start, (int64_t)ev->bytes, counted(ev));
+    if (early_free) release_bytes(m, d, ev->bytes, early_free_time, early_free_counted);
 }
 
 static void add_free(gt_memory *m, const gt_event *ev)
@@ -238,7 +254,7 @@ static void add_free(gt_memory *m, const gt_event *ev)
     gt_mem_block *blk = map_find(&m->live, ev->u.mem.addr, space, ev->host_start, true);
     if (blk) {
         gt_mem_device *d = device_row(m, blk->device);
-        if (d) release_bytes(m, d, blk->bytes, ev->host_start);
+        if (d) release_bytes(m, d, blk->bytes, ev->host_start, counted(ev));
         map_remove(&m->live, blk);
         return;
     }
@@ -248,7 +264,8 @@ static void add_free(gt_memory *m, const gt_event *ev)
                          .time = ev->host_start,
                          .device = d->device,
                          .space = space,
-                         .kind = ev->u.mem.mem_kind};
+                         .kind = ev->u.mem.mem_kind,
+                         .counted = counted(ev)};
     if (m->pending.count < GT_MEM_PENDING_FREES && map_insert(&m->pending, &wait))
         d->pending_frees++;
     else

@@ -20,7 +20,14 @@
  * change that arrives later than its moment was folded counts at the
  * folded moment. A sink, when set, is told of every change as it is
  * replayed, in time order with the bytes in use after it: that is the
- * trace's memory counter. */
+ * trace's memory counter.
+ *
+ * Capture windows (a record flagged GT_EVF_UNCAPTURED was made outside
+ * one): every allocation and free moves the bytes in use, so `current` and
+ * what is still allocated at the end are right whenever the allocations
+ * were made; allocations and frees are counted, and the peak taken, only
+ * inside windows. Each window's opening is a moment inside it, so the
+ * bytes in use then count towards the peak (gt_memory_window_open). */
 #ifndef GT_MEMORY_H
 #define GT_MEMORY_H
 
@@ -33,11 +40,14 @@
 #define GT_MEM_DELTAS_MAX (1u << 20)
 #define GT_MEM_HOST_DEVICE (-1) /* the row of pinned host memory and device-less records */
 
-/* A change of a device's bytes in use, at a time. */
+/* A change of a device's bytes in use, at a time; `counted` when it was
+ * inside a capture window (only those make the peak and reach the sink). */
 typedef struct gt_mem_delta {
     uint64_t time;
-    int64_t bytes;
+    int64_t bytes : 63;
+    int64_t counted : 1; /* 0 or -1 */
 } gt_mem_delta;
+_Static_assert(sizeof(gt_mem_delta) == 16, "a delta stays 16 bytes: up to 2^20 per device");
 
 /* Told of the bytes in use on a device row after a change at `time`. */
 typedef void (*gt_mem_sink_fn)(void *ctx, int32_t device, uint64_t time, uint64_t bytes);
@@ -75,6 +85,7 @@ typedef struct gt_mem_block {
     uint32_t next; /* chain in the bucket, block number + 1 */
     uint8_t space; /* address space: device pointers, host pointers, VMM handles */
     uint8_t kind;  /* enum gt_mem_kind */
+    uint8_t counted; /* made inside a capture window */
 } gt_mem_block;
 
 typedef struct gt_block_map {
@@ -110,6 +121,10 @@ int32_t gt_memory_device_of(const gt_event *ev);
 /* GT_EV_ALLOC and GT_EV_FREE records that succeeded. */
 void gt_memory_add(gt_memory *m, const gt_event *ev);
 void gt_memory_free(gt_memory *m);
+
+/* A capture window opened at `time`: the bytes in use then are a level
+ * inside it. */
+void gt_memory_window_open(gt_memory *m, uint64_t time);
 
 /* After the last record: every device's peak, in time order (the changes
  * kept are replayed to the sink and folded). May be called again after

@@ -287,6 +287,21 @@ static void write_anomalies(json_ctx *c)
     gt_json_object_end(&c->w);
 }
 
+/* SPEC §11: mode, windows, captured_ns; then the time limits (0: none). */
+static void write_capture(json_ctx *c, const gt_process_info *p)
+{
+    gt_capture_info cap;
+    gt_report_capture(c->r, p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0, &cap);
+    gt_json_key(&c->w, "capture");
+    gt_json_object_begin(&c->w, true);
+    gt_json_kv_string(&c->w, "mode", cap.mode);
+    gt_json_kv_uint(&c->w, "windows", cap.windows);
+    gt_json_kv_uint(&c->w, "captured_ns", cap.captured_ns);
+    gt_json_kv_uint(&c->w, "delay_ns", cap.delay_ns);
+    gt_json_kv_uint(&c->w, "duration_ns", cap.duration_ns);
+    gt_json_object_end(&c->w);
+}
+
 int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out)
 {
     json_ctx c = {.r = r};
@@ -310,6 +325,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_advice(&c, p);
     write_marks(&c, p);
     write_anomalies(&c);
+    write_capture(&c, p);
     gt_json_object_end(&c.w);
     int rc = gt_json_finish(&c.w);
     return rc == 0 && !c.incomplete ? 0 : -1;

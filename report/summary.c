@@ -28,9 +28,13 @@ static void write_header(const gt_summary *s)
                        : snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
                                   gt_format_ns(wall_time, wall, sizeof wall),
                                   gt_format_ns(busy_ns, busy, sizeof busy));
-    if (wall_time && !timing_off && n > 0 && (size_t)n < sizeof rest)
-        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s)",
-                      gt_summary_percent(busy_ns, wall_time, share, sizeof share));
+    /* With capture windows the share is of the time they held. */
+    int captured = 0;
+    uint64_t seen = gt_report_observed_ns(s->r, wall_time, &captured);
+    if (seen && !timing_off && n > 0 && (size_t)n < sizeof rest)
+        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s%s)",
+                      gt_summary_percent(busy_ns, seen, share, sizeof share),
+                      captured ? " of captured" : "");
     if (n > 0 && (size_t)n < sizeof rest)
         snprintf(rest + n, sizeof rest - (size_t)n, " | %" PRIu64 " events | %" PRIu64 " dropped",
                  s->r->events, s->r->dropped);
@@ -43,6 +47,15 @@ static void write_header(const gt_summary *s)
     gt_text_put_shortened(s->out, command ? command : "", room > 20 ? room : 20);
     fprintf(s->out, "%s\n", rest);
     free(command);
+    gt_capture_info capture;
+    gt_report_capture(s->r, wall_time, &capture);
+    if (gt_capture_limited(&capture)) {
+        char text[GT_CAPTURE_TEXT_MAX];
+        gt_capture_describe(&capture, wall_time, text, sizeof text);
+        char *safe = gt_text_safe(text);
+        fprintf(s->out, "gputrace: capture: %s\n", safe ? safe : "");
+        free(safe);
+    }
     if (timing_off) {
         char *why = gt_text_safe(s->r->gpu_timing_off);
         fprintf(s->out, "gputrace: GPU timing off: %s\n", why ? why : "");
