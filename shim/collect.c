@@ -2,6 +2,7 @@
  * become CLOCK_MONOTONIC ns, a failed call gets its status name, debug
  * verbosity gets a line per record, and the record goes into the report
  * and, when a Chrome trace is asked for, into the trace. */
+#include "capture.h"
 #include "internal.h"
 
 #include <inttypes.h>
@@ -18,6 +19,7 @@ static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
 static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */
 static gt_report *report;                     /* draining thread only */
 static gt_trace trace = {.file = {.fd = -1}}; /* draining thread only */
+static uint64_t windows_seen; /* capture windows the report knows of; draining thread only */
 static char debug_buf[65536];
 static size_t debug_len;
 
@@ -49,6 +51,7 @@ void gt_collect_reset(void)
     report = NULL;
     if (trace.file.fd >= 0) close(trace.file.fd);
     trace = (gt_trace){.file = {.fd = -1}};
+    windows_seen = 0;
     debug_len = 0;
 }
 
@@ -109,6 +112,16 @@ static void debug_event(const gt_event *ev)
     debug_len += len;
 }
 
+/* The capture windows opened since the last look: the memory in use at
+ * each opening counts towards the window's peak (memory.h). */
+static void take_window_openings(gt_report *r)
+{
+    uint64_t at[64];
+    uint32_t n = gt_capture_opens_since(&windows_seen, at, 64);
+    for (uint32_t i = 0; i < n; i++)
+        gt_report_window_open(r, at[i]);
+}
+
 void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
 {
     (void)ctx;
@@ -116,6 +129,7 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
     int debug = gt_log_debug_enabled();
     gt_report *r = report ? report : gt_collect_report();
     gt_timeline *timeline = trace.timeline;
+    if (GT_UNLIKELY(gt_capture_open_count() != windows_seen) && r) take_window_openings(r);
     for (gt_event *end = ev + n; ev < end; ev++) {
         /* 0 is "not set" (a mark has no end): it stays 0. */
         if (ev->host_start) ev->host_start = gt_clock_to_ns(ev->host_start);
@@ -125,7 +139,7 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (!r) continue;
         gt_report_add(r, ev);
-        if (timeline) gt_timeline_add(timeline, ev);
+        if (timeline && !(ev->flags & GT_EVF_UNCAPTURED)) gt_timeline_add(timeline, ev);
     }
 }
 
@@ -143,6 +157,10 @@ void gt_collect_finish(uint64_t dropped, const gt_process_info *p)
         return;
     }
     gt_report_add_dropped(r, dropped);
+    take_window_openings(r);
+    gt_capture_info capture;
+    gt_capture_get(&capture, p->end_ns);
+    gt_report_set_capture(r, &capture);
     if (gt_cfg.gpu_timing == GT_GPU_TIMING_EVENTS)
         gt_report_set_gpu_timing_off(r, gt_gpu_timing_off_reason());
     gt_report_finish(r, p->end_ns);

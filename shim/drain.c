@@ -12,6 +12,7 @@
  * same thread (consumers rely on each thread's order: NVTX ranges enclose
  * the GPU work recorded inside them). Held chunks keep their memory, so
  * they count against the cap. */
+#include "capture.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -249,7 +250,11 @@ static void *drain_main(void *arg)
             sleep_ms = 1;
         else if (sleep_ms < params.idle_sleep_ms)
             sleep_ms = sleep_ms * 2 < params.idle_sleep_ms ? sleep_ms * 2 : params.idle_sleep_ms;
-        struct timespec timeout = ms_timespec(sleep_ms);
+        /* Never past the next edge of a capture window (capture.h). */
+        uint64_t wait_ns = (uint64_t)sleep_ms * 1000000u;
+        uint64_t edge_ns = gt_capture_poll(gt_clock_mono_ns());
+        if (edge_ns < wait_ns) wait_ns = edge_ns;
+        struct timespec timeout = {(time_t)(wait_ns / 1000000000u), (long)(wait_ns % 1000000000u)};
         futex(&wake_seq, FUTEX_WAIT, seen, &timeout);
     }
 }

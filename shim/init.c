@@ -15,6 +15,7 @@
  *
  * Fork: the child starts afresh (its pid, empty buffers, no drain thread
  * until used, a new report): it never reports the parent's records. */
+#include "capture.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -43,6 +44,9 @@ int gt_note_cuda_call_slow(void)
         return 0;
     }
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_USED, memory_order_relaxed);
+    /* A delay that ended before the first call: recording starts with it,
+     * not when the drain thread first looks at the time. */
+    gt_capture_poll(gt_clock_mono_ns());
     gt_drain_ensure_started();
     return 1;
 }
@@ -159,6 +163,7 @@ static void fork_child(void)
 {
     parent_pid = getppid();
     gt_process_start_ns = gt_clock_mono_ns();
+    gt_capture_start(&gt_cfg, gt_process_start_ns);
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_UNSEEN, memory_order_relaxed);
     gt_collect_reset();
     start_pipeline();
@@ -192,6 +197,7 @@ static void init_body(void)
     gt_config_give_warnings(&gt_cfg, process_getenv, NULL);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
+    gt_capture_start(&gt_cfg, gt_process_start_ns);
     parent_pid = getppid();
     gt_debug("loaded in pid %d: clock %s, buffer %zu MiB", (int)getpid(),
              gt_clock_tsc ? "tsc" : "clock_gettime", gt_cfg.buffer_bytes >> 20);
