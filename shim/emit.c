@@ -145,7 +145,10 @@ static void complete_trace(gt_trace *trace, const gt_process_info *p, const char
         gt_stream_file_discard(&trace->file);
     } else if (rc != 0) {
         gt_stream_file_discard(&trace->file);
-        snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
+        if (failure == EBADF) /* the outbuf's word for a descriptor no longer the file */
+            snprintf(why, sizeof why, "%s: %s", path, GT_STREAM_FILE_TAKEN);
+        else
+            snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
         warn_not_written(why);
     } else if (gt_stream_file_commit(&trace->file, path, why, sizeof why) != 0) {
         warn_not_written(why);

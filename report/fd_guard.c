@@ -1,0 +1,56 @@
+#include "fd_guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* The band at the top: higher numbers than 1024 would make the kernel
+ * grow the process's descriptor table for us (to a million entries where
+ * the limit is that high); the band leaves the very top to programs that
+ * count down from their limit. */
+#define TOP_CEILING 1024
+#define TOP_BAND 64
+
+gt_fd_identity gt_fd_identity_of_stat(const struct stat *st)
+{
+    return (gt_fd_identity){(uint64_t)st->st_dev, (uint64_t)st->st_ino, true};
+}
+
+gt_fd_identity gt_fd_identity_of(int fd)
+{
+    int saved = errno;
+    struct stat st;
+    gt_fd_identity id = {0, 0, false};
+    if (fd >= 0 && fstat(fd, &st) == 0) id = gt_fd_identity_of_stat(&st);
+    errno = saved;
+    return id;
+}
+
+bool gt_fd_is(int fd, const gt_fd_identity *id)
+{
+    if (!id->known) return false;
+    gt_fd_identity now = gt_fd_identity_of(fd);
+    return now.known && now.dev == id->dev && now.ino == id->ino;
+}
+
+int gt_fd_move_high(int fd)
+{
+    int saved = errno;
+    struct rlimit lim;
+    rlim_t ceiling = TOP_CEILING;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < ceiling) ceiling = lim.rlim_cur;
+    if (fd < 0 || ceiling <= 2 * TOP_BAND || fd >= (int)ceiling - 2 * TOP_BAND) {
+        errno = saved;
+        return fd;
+    }
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)ceiling - 2 * TOP_BAND);
+    if (high >= 0 && high < (int)ceiling - TOP_BAND) {
+        close(fd);
+        fd = high;
+    } else if (high >= 0) {
+        close(high);
+    }
+    errno = saved;
+    return fd;
+}
