@@ -178,6 +178,7 @@ static void init_body(void)
         line[n++] = '\n';
         gt_log_write(line, n);
     }
+    gt_emit_anchor_output(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     parent_pid = getppid();

@@ -2,7 +2,7 @@
 """The shim's outputs never harm the program: outputs_prog run bare and
 under libgputrace.so on the emulated driver, one case per invocation:
 
-    outputs_test.py LIB PROG CASE
+    outputs_test.py LIB PROG CASE CLI
 
 takeover         the program closes 3..1023 and fills every number with its
                  own file: that file stays exactly the program's, the trace
@@ -21,9 +21,10 @@ sigpipe          GPUTRACE_LOG=stdout with the reader gone: the exit status is
                  whole
 killed           SIGKILL while the Chrome trace is being written: nothing
                  left in the output directory
-relative_output  a relative GPUTRACE_OUTPUT and chdir: the files land where
-                 the template pointed at load (a % in that directory stays a
-                 %); a template that expands to an absolute path is kept
+relative_output  a relative GPUTRACE_OUTPUT (or gputrace -o) and chdir: the
+                 files land where the template pointed at load (a % in that
+                 directory stays a %); a template that expands to an
+                 absolute path is kept
 blank_log        GPUTRACE_LOG of blanks: the summary on stderr, no file
 """
 import errno
@@ -40,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 from verdict import check, report  # noqa: E402
 
-LIB, PROG, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+LIB, PROG, CASE, CLI = sys.argv[1:5]
 TIMEOUT = 60
 LOG_WAIT_S = 2.0  # the log's bound (GT_LOG_WAIT_MS)
 SLACK_S = 1.5     # a loaded machine's start-up and scheduling, on top of it
@@ -286,20 +287,25 @@ def case_relative_output():
         elsewhere = os.path.join(d, "elsewhere")
         for where in (start, elsewhere):
             os.makedirs(os.path.join(where, "out"))
+            os.makedirs(os.path.join(where, "cli"))
         bare = run(["chdir", elsewhere], False, cwd=start)
         shim = run(["chdir", elsewhere], True, cwd=start, output="out/rep",
                    format="json,chrome,csv")
         check(shim[:2] == bare[:2] and len(summary_lines(shim[2])) == 1 and not warnings(shim[2]),
               "as bare, one summary, no warning: %r" % (shim,))
-        got = sorted(os.listdir(os.path.join(start, "out")))
-        check(got == ["rep.csv", "rep.json", "rep.trace.json"], "every file where the template "
-              "pointed at load: %r" % got)
-        check(os.listdir(os.path.join(elsewhere, "out")) == [], "nothing in the new directory: %r"
-              % os.listdir(os.path.join(elsewhere, "out")))
-        for name in got:
-            if name.endswith("json"):
-                with open(os.path.join(start, "out", name)) as f:
-                    check(isinstance(json.load(f), dict), "%s is whole" % name)
+        p = subprocess.run([CLI, "-o", "cli/rep", "-f", "json,chrome", PROG, "chdir", elsewhere],
+                           env=env_for(False), capture_output=True, timeout=TIMEOUT, cwd=start)
+        check(p.returncode == 0 and p.stdout.decode() == bare[1], "gputrace -o: %r" % (p,))
+        for sub, want in (("out", ["rep.csv", "rep.json", "rep.trace.json"]),
+                          ("cli", ["rep.json", "rep.trace.json"])):
+            got = sorted(os.listdir(os.path.join(start, sub)))
+            check(got == want, "%s: every file where the template pointed at load: %r" % (sub, got))
+            check(os.listdir(os.path.join(elsewhere, sub)) == [], "nothing in the new directory: %r"
+                  % os.listdir(os.path.join(elsewhere, sub)))
+            for name in got:
+                if name.endswith("json"):
+                    with open(os.path.join(start, sub, name)) as f:
+                        check(isinstance(json.load(f), dict), "%s/%s is whole" % (sub, name))
         # A template that expands to an absolute path stays as it is.
         env_dir = os.path.join(d, "from_env")
         os.mkdir(env_dir)
