@@ -1,3 +1,5 @@
+/* O_PATH: a descriptor to copy that opens nothing for reading or writing. */
+#define _GNU_SOURCE
 #include "fd_guard.h"
 
 #include <errno.h>
@@ -34,18 +36,24 @@ bool gt_fd_is(int fd, const gt_fd_identity *id)
     return now.known && now.dev == id->dev && now.ino == id->ino;
 }
 
-int gt_fd_move_high(int fd)
+/* The first number of the band, or -1 when the limit leaves no room. */
+static int band_start(void)
 {
-    int saved = errno;
     struct rlimit lim;
     rlim_t ceiling = TOP_CEILING;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < ceiling) ceiling = lim.rlim_cur;
-    if (fd < 0 || ceiling <= 2 * TOP_BAND || fd >= (int)ceiling - 2 * TOP_BAND) {
+    return ceiling > 2 * TOP_BAND ? (int)ceiling - 2 * TOP_BAND : -1;
+}
+
+int gt_fd_move_high(int fd)
+{
+    int saved = errno, start = band_start();
+    if (fd < 0 || start < 0 || fd >= start) {
         errno = saved;
         return fd;
     }
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)ceiling - 2 * TOP_BAND);
-    if (high >= 0 && high < (int)ceiling - TOP_BAND) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, start);
+    if (high >= 0 && high < start + TOP_BAND) {
         close(fd);
         fd = high;
     } else if (high >= 0) {
@@ -53,4 +61,16 @@ int gt_fd_move_high(int fd)
     }
     errno = saved;
     return fd;
+}
+
+void gt_fd_grow_table(void)
+{
+    int saved = errno, start = band_start();
+    int any = start < 0 ? -1 : open("/", O_PATH | O_CLOEXEC);
+    if (any >= 0) {
+        int high = fcntl(any, F_DUPFD_CLOEXEC, start);
+        if (high >= 0) close(high);
+        close(any);
+    }
+    errno = saved;
 }

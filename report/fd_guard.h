@@ -35,4 +35,10 @@ bool gt_fd_is(int fd, const gt_fd_identity *id);
  * number, or fd itself when there is no free number there. errno is kept. */
 int gt_fd_move_high(int fd);
 
+/* Grows the process's descriptor table to hold that band, where it is
+ * cheap: in a process with one thread. The kernel never shrinks the table;
+ * growing it once the process has threads waits for an RCU grace period
+ * (10 ms measured here) in the thread that moves a descriptor up. */
+void gt_fd_grow_table(void);
+
 #endif

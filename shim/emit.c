@@ -89,6 +89,11 @@ void gt_emit_anchor_output(gt_config *cfg)
     }
 }
 
+void gt_emit_prepare_trace(const gt_config *cfg)
+{
+    if (cfg->output[0] && (cfg->formats & GT_FMT_BIT(GT_OUTPUT_CHROME))) gt_fd_grow_table();
+}
+
 void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
                          uint64_t origin_ns)
 {

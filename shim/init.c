@@ -154,6 +154,7 @@ static void fork_child(void)
     gt_process_start_ns = gt_clock_mono_ns();
     atomic_store_explicit(&gt_cuda_used, 0, memory_order_relaxed);
     gt_collect_reset();
+    gt_emit_prepare_trace(&gt_cfg);
     start_pipeline();
     for (int i = 0; i < n_child_fns; i++)
         child_fns[i]();
@@ -179,6 +180,7 @@ static void init_body(void)
         gt_log_write(line, n);
     }
     gt_emit_anchor_output(&gt_cfg);
+    gt_emit_prepare_trace(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     parent_pid = getppid();

@@ -519,6 +519,11 @@ void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
  * changes directory still writes every file where the user pointed. */
 void gt_emit_anchor_output(gt_config *cfg);
 
+/* With chrome among the formats, while the process has one thread (load,
+ * a forked child): readies the descriptor table for the trace's high
+ * number (fd_guard.h), so that the drain never waits on the kernel for it. */
+void gt_emit_prepare_trace(const gt_config *cfg);
+
 /* With chrome among the formats: opens the trace's temporary file beside
  * its final path and starts the timeline, whose times count from
  * origin_ns (a file that cannot be created is warned about now, and the

@@ -25,6 +25,7 @@
  *   written to stderr instead).
  * - The SIGPIPE a write of ours raises is taken back: the program never
  *   dies of the shim's broken pipe, and its own writes still get theirs. */
+#include "fd_guard.h"
 #include "internal.h"
 
 #include <errno.h>
