@@ -36,9 +36,9 @@ typedef struct gt_outbuf {
     char *buf;
     size_t len;
     size_t cap;
-    uint64_t written; /* bytes handed to the file so far */
-    uint64_t behind;  /* bytes handed to writeback so far; UINT64_MAX: not a regular file */
-    int error;        /* errno of the first failure, 0 while none */
+    uint64_t written;    /* bytes handed to the file so far */
+    uint64_t behind;     /* bytes handed to writeback so far; UINT64_MAX: not a regular file */
+    int error;           /* errno of the first failure, 0 while none */
     gt_fd_identity file; /* what fd was at init */
 } gt_outbuf;
 

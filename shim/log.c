@@ -47,8 +47,8 @@ static enum gt_log_dest log_dest = GT_LOG_STDERR;
 static const char *log_path;
 static enum gt_verbosity log_verbosity = GT_VERB_DEFAULT;
 static gt_fd_identity std_streams[STDERR_FILENO + 1]; /* written at init only */
-static _Atomic int open_failure_told; /* relaxed: only decides one extra line */
-static _Atomic int file_failure_told; /* relaxed: likewise */
+static _Atomic int open_failure_told;                 /* relaxed: only decides one extra line */
+static _Atomic int file_failure_told;                 /* relaxed: likewise */
 static _Atomic uint64_t wait_left_ns; /* relaxed CAS: a budget, no data hangs on it */
 
 void gt_log_init(enum gt_log_dest dest, const char *path, enum gt_verbosity v)
@@ -60,8 +60,7 @@ void gt_log_init(enum gt_log_dest dest, const char *path, enum gt_verbosity v)
     std_streams[STDERR_FILENO] = gt_fd_identity_of(STDERR_FILENO);
     atomic_store_explicit(&open_failure_told, 0, memory_order_relaxed);
     atomic_store_explicit(&file_failure_told, 0, memory_order_relaxed);
-    atomic_store_explicit(&wait_left_ns, (uint64_t)GT_LOG_WAIT_MS * 1000000u,
-                          memory_order_relaxed);
+    atomic_store_explicit(&wait_left_ns, (uint64_t)GT_LOG_WAIT_MS * 1000000u, memory_order_relaxed);
 }
 
 int gt_log_debug_enabled(void)
@@ -156,15 +155,17 @@ static void tell_on_stderr(_Atomic int *told, const char *what, const char *why)
     if (atomic_exchange_explicit(told, 1, memory_order_relaxed)) return;
     char line[GT_SHOWN_VALUE_MAX * 4 + 256], shown[GT_SHOWN_VALUE_MAX * 4 + 8];
     gt_escape(shown, sizeof shown, log_path, strlen(log_path), GT_SHOWN_VALUE_MAX);
-    int n = snprintf(line, sizeof line, "gputrace: warning: %s GPUTRACE_LOG file '%s': %s; writing to stderr\n",
-                     what, shown, why);
-    if (n > 0) write_std(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    int n = snprintf(line, sizeof line,
+                     "gputrace: warning: %s GPUTRACE_LOG file '%s': %s; writing to stderr\n", what,
+                     shown, why);
+    if (n > 0)
+        write_std(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 static void write_to_file(const char *buf, size_t len)
 {
-    int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-                  0666);
+    int fd =
+        open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
     if (fd < 0) {
         int failure = errno;
         tell_on_stderr(&open_failure_told, "cannot open",
@@ -176,9 +177,10 @@ static void write_to_file(const char *buf, size_t len)
     size_t done = write_bounded(fd, buf, len, &failure);
     close(fd);
     if (done == len) return;
-    char why[64];
+    char why[96];
     if (failure == ETIMEDOUT)
-        snprintf(why, sizeof why, "it took no output for %u ms", GT_LOG_WAIT_MS);
+        snprintf(why, sizeof why, "it stopped taking output (the log waits %u ms at most)",
+                 GT_LOG_WAIT_MS);
     tell_on_stderr(&file_failure_told, "cannot write to",
                    failure == ETIMEDOUT ? why : strerror(failure));
     write_std(STDERR_FILENO, buf + done, len - done);

@@ -125,7 +125,7 @@ static void test_anchor(void **unused)
     assert_string_equal(out, "/tmp/r");
     char small[8];
     assert_int_equal(gt_output_anchor("rr", "/tmp", small, sizeof small), 0); /* "/tmp/rr" */
-    assert_int_equal(gt_output_anchor("r", "/tm%", small, sizeof small), 0); /* "/tm%%/r" */
+    assert_int_equal(gt_output_anchor("r", "/tm%", small, sizeof small), 0);  /* "/tm%%/r" */
     assert_int_equal(gt_output_anchor("rr", "/tm%", small, sizeof small), -1);
     assert_string_equal(small, "");
 }

@@ -98,8 +98,8 @@ static void test_blank_values_are_defaults_without_warning(void **state)
 {
     (void)state;
     fake_env env = {{"GPUTRACE_VERBOSITY", " ", "GPUTRACE_CATEGORIES", "\t", "GPUTRACE_OUTPUT",
-                     "  ", "GPUTRACE_FORMAT", " \t ", "GPUTRACE_GPU_TIMING", "   ",
-                     "GPUTRACE_LOG", "   ", "GPUTRACE_BUFFER_MB", "\t\t"}};
+                     "  ", "GPUTRACE_FORMAT", " \t ", "GPUTRACE_GPU_TIMING", "   ", "GPUTRACE_LOG",
+                     "   ", "GPUTRACE_BUFFER_MB", "\t\t"}};
     gt_config_parse(&cfg, fake_getenv, &env);
     assert_defaults_except(&cfg, GT_VAR_COUNT);
     assert_int_equal(cfg.n_warnings, 0);

@@ -126,8 +126,10 @@ static void stderr_warns(void)
 static void test_stdout_destination(void **state)
 {
     (void)state;
-    assert_string_equal(capture_fd(STDOUT_FILENO, stdout_warns), "gputrace: warning: to the stream\n");
-    assert_string_equal(capture_fd(STDERR_FILENO, stderr_warns), "gputrace: warning: to the stream\n");
+    assert_string_equal(capture_fd(STDOUT_FILENO, stdout_warns),
+                        "gputrace: warning: to the stream\n");
+    assert_string_equal(capture_fd(STDERR_FILENO, stderr_warns),
+                        "gputrace: warning: to the stream\n");
 }
 
 static char program_file[300];
