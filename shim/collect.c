@@ -44,10 +44,10 @@ void gt_collect_reset(void)
     /* A forked child's report and trace may have been in the middle of an
      * update in the parent's drain thread: they are abandoned, not freed.
      * The trace file is the parent's: the child only closes its own
-     * descriptor of it (the timeline writes with write(2), so nothing
-     * buffered is written twice). */
+     * descriptor of it, if that is still the file (the timeline writes
+     * with write(2), so nothing buffered is written twice). */
     report = NULL;
-    if (trace.file.fd >= 0) close(trace.file.fd);
+    gt_stream_file_forget(&trace.file);
     trace = (gt_trace){.file = {.fd = -1}};
     debug_len = 0;
 }

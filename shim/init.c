@@ -161,6 +161,7 @@ static void fork_child(void)
     gt_process_start_ns = gt_clock_mono_ns();
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_UNSEEN, memory_order_relaxed);
     gt_collect_reset();
+    gt_emit_prepare_trace(&gt_cfg);
     start_pipeline();
     for (int i = 0; i < n_child_fns; i++)
         child_fns[i]();
@@ -190,6 +191,8 @@ static void init_body(void)
     /* Under the gputrace command the values were checked, and their
      * warnings given, once for every process (config_warnings.c). */
     gt_config_give_warnings(&gt_cfg, process_getenv, NULL);
+    gt_emit_anchor_output(&gt_cfg);
+    gt_emit_prepare_trace(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     parent_pid = getppid();

@@ -547,6 +547,16 @@ typedef struct gt_trace {
  * written gives a warning. */
 void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace);
 
+/* At load: a GPUTRACE_OUTPUT template that expands to a relative path is
+ * made absolute against the working directory, so that a program that
+ * changes directory still writes every file where the user pointed. */
+void gt_emit_anchor_output(gt_config *cfg);
+
+/* With chrome among the formats, while the process has one thread (load,
+ * a forked child): readies the descriptor table for the trace's high
+ * number (fd_guard.h), so that the drain never waits on the kernel for it. */
+void gt_emit_prepare_trace(const gt_config *cfg);
+
 /* With chrome among the formats: opens the trace's temporary file beside
  * its final path and starts the timeline, whose times count from
  * origin_ns (a file that cannot be created is warned about now, and the
