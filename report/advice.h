@@ -18,7 +18,10 @@
  *   gpu-idle               a gap of more than GT_GPU_IDLE_GAP_NS between GPU
  *                          work (gpu_busy.h)
  *   ptx-jit                a module loaded from PTX (the driver compiles it)
- *   leak                   device memory still allocated at exit
+ *   leak                   device memory still held when the process ended:
+ *                          neither freed (at any time, in atexit handlers
+ *                          and destructors too) nor released with its
+ *                          context (destroyed or reset)
  * Each counts its occurrences and names the worst one. A rule whose
  * category is disabled stays silent. */
 #ifndef GT_ADVICE_H

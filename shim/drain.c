@@ -1,6 +1,6 @@
 /* The drain: takes published chunks, resolves GPU times, hands records to
  * the consumer in each thread's order, recycles chunks; and the
- * pipeline's end, done exactly once.
+ * pipeline's end.
  *
  * Sleeping and waking use futexes rather than a pipe or a condition
  * variable: waking is async-signal-safe (the SIGINT/SIGTERM handler wakes
@@ -11,7 +11,29 @@
  * with its consumed prefix remembered, and so is every later chunk of the
  * same thread (consumers rely on each thread's order: NVTX ranges enclose
  * the GPU work recorded inside them). Held chunks keep their memory, so
- * they count against the cap. */
+ * they count against the cap.
+ *
+ * The end comes in steps, each asked for by a program thread (or the
+ * signal handler) and made on the drain thread:
+ *  - the cut: every thread's records so far are taken (live chunks are
+ *    stolen from their threads), GPU times still pending are awaited for
+ *    at most final_wait_ms and then given up (counted), and the consumer
+ *    is told (params.cut): what it receives afterwards is late. Recording
+ *    goes on, so that what threads still do is counted, not lost.
+ *  - a report (exec): the same taking and bounded wait, then finished()
+ *    with the totals so far; recording goes on (the exec may fail).
+ *  - the final report: recording closes, everything recorded is taken,
+ *    finished() is called for the last time, and the drain thread ends.
+ * Records: reported (consumed before the cut), late (consumed after it,
+ * or dropped after it), dropped (before it) - every record one of them.
+ *
+ * A stolen chunk stays its thread's to write: the thread fills it, then
+ * moves on to a new chunk without publishing it. The drain keeps it held
+ * (consuming what was committed since at every pass) until its thread has
+ * moved on; then it is consumed to its end and recycled. It never holds
+ * up its thread's later chunks: a thread can only publish one after
+ * leaving it, and the drain sees that it left before it takes the later
+ * chunk. */
 #include "internal.h"
 
 #include <errno.h>
@@ -30,37 +52,65 @@ enum drain_state {
     DRAIN_STARTING, /* pthread_create in progress */
     DRAIN_RUNNING,
     DRAIN_FAILED, /* could not start: records wait until the end */
-    DRAIN_BARRED  /* finished without one: never starts */
+    DRAIN_BARRED  /* an end step was made without one: never starts */
 };
 
-enum finish_state { FINISH_OPEN, FINISH_BUSY, FINISH_DONE };
-#define FINISH_REQUEST_EXIT 1024 /* finish_request value of a normal exit (else a signal) */
-#define BLOCKED_MAX 64           /* threads with held chunks tracked one by one */
+/* End steps asked for (bits of `requests`). */
+#define REQ_CUT 1u
+#define REQ_REPORT 2u
+#define REQ_FINAL 4u
+
+/* `progress`: the steps made. Reports made for REQ_REPORT are counted in
+ * the bits above PROGRESS_SHIFT. */
+#define PROGRESS_CUT 1u
+#define PROGRESS_FINAL 2u
+#define PROGRESS_SHIFT 2
+
+#define BLOCKED_MAX 64 /* threads with held chunks tracked one by one */
 
 static gt_pipeline_params params;
 static _Atomic int drain_state;   /* acquire/release: the thread exists once RUNNING is seen */
 static _Atomic uint32_t wake_seq; /* futex word: bumped (release) to wake the drain */
-/* futex word, enum finish_state: CAS acq_rel to claim the end, store
- * release when the report is made (waiters load acquire). */
-static _Atomic uint32_t finish_state;
-static _Atomic int finish_request; /* release by the requester, acquire by the drain */
+/* Requesters fetch_or with release (after storing request_signal); the
+ * drain thread exchanges with acquire. */
+static _Atomic uint32_t requests;
+static _Atomic int request_signal;
+/* Report requests are numbered (fetch_add acq_rel); a report made covers
+ * every number taken before it began. */
+static _Atomic uint32_t report_tickets;
+/* futex word: PROGRESS_* and the reports made; store release by the end
+ * worker, load acquire by waiters. */
+static _Atomic uint32_t progress;
+/* 1 from the cut's start (relaxed: GPU timing reads it to make no more
+ * event pairs; a pair made just before is given up like any other). */
+static _Atomic int cutting;
+/* Without a drain thread: 1 while a program thread makes an end step
+ * (CAS acq_rel to claim, store release to let go). */
+static _Atomic int end_busy;
 static const gt_gpu_resolver *_Atomic resolver;
 
 /* Draining-thread state. */
 static gt_chunk *held_head, **held_tail = &held_head;
 static uint32_t blocked[BLOCKED_MAX];
 static unsigned n_blocked;
-static int all_blocked; /* more threads held than tracked: hold every chunk */
-static uint64_t consumed;
+static int all_blocked;      /* more threads held than tracked: hold every chunk */
+static int waiting_gpu;      /* the last consume_all held a chunk for a GPU time */
+static uint64_t consumed;    /* records handed to the consumer */
+static int cut_done;         /* every record consumed from now on is late */
+static uint64_t reported;    /* records consumed up to the cut */
+static uint64_t dropped_cut; /* records dropped up to the cut */
+static uint64_t gpu_given_up;    /* reported records whose pending GPU time was given up */
+static uint64_t gpu_deadline_ns; /* 0: pending GPU times are awaited without bound */
+static int gpu_past_deadline;
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
     return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, timeout, NULL, 0);
 }
 
-static struct timespec ms_timespec(uint64_t ms)
+static struct timespec ns_timespec(uint64_t ns)
 {
-    return (struct timespec){(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 }
 
 void gt_drain_wake(void)
@@ -76,6 +126,11 @@ void gt_set_gpu_resolver(const gt_gpu_resolver *r)
     atomic_store_explicit(&resolver, r, memory_order_release);
 }
 
+int gt_pipeline_cutting(void)
+{
+    return atomic_load_explicit(&cutting, memory_order_relaxed);
+}
+
 /* ------------------------------------------------------ consuming */
 
 static int is_blocked(uint32_t owner)
@@ -86,6 +141,14 @@ static int is_blocked(uint32_t owner)
     return 0;
 }
 
+static void append_held(gt_chunk *c)
+{
+    c->h.next = NULL;
+    *held_tail = c;
+    held_tail = &c->h.next;
+}
+
+/* Held, and its thread's later chunks with it. */
 static void hold(gt_chunk *c)
 {
     if (!is_blocked(c->h.owner)) {
@@ -94,9 +157,7 @@ static void hold(gt_chunk *c)
         else
             all_blocked = 1;
     }
-    c->h.next = NULL;
-    *held_tail = c;
-    held_tail = &c->h.next;
+    append_held(c);
 }
 
 /* Hands records [from, to) of c to the consumer. */
@@ -112,8 +173,45 @@ static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
     consumed += to - from;
 }
 
-/* Consumes records from c->h.done on; 0 when one still waits for its GPU
- * time (c->h.done then points at it).
+/* Whether an end step's time for GPU times is up. Until then a pending
+ * GPU time is read if it can be: a backlog of records to resolve (the
+ * drain behind threads that launch without pause) would otherwise hold
+ * the exit for as long as reading them all takes. */
+static int past_gpu_deadline(void)
+{
+    if (!gpu_past_deadline && gpu_deadline_ns && gt_clock_mono_ns() >= gpu_deadline_ns)
+        gpu_past_deadline = 1;
+    return gpu_past_deadline;
+}
+
+/* Resolves ev's GPU time; 0 when it must wait. After the cut (the record
+ * is late) and past an end step's deadline it is given up at once. From
+ * the cut on, nothing reads or reuses an event pair any more (the process
+ * is ending), so the resolver is not even asked to give the record's pair
+ * back: with the drain far behind threads launching without pause, giving
+ * back hundreds of thousands of pairs would cost the exit more than its
+ * bound. Before an exec (the exec may fail and the program go on), pairs
+ * are given back. */
+static int settle_gpu(const gt_gpu_resolver *r, gt_event *ev)
+{
+    if (!r) return 1;
+    int late = cut_done;
+    if (!late && !past_gpu_deadline()) return r->resolve(ev, 0);
+    if (atomic_load_explicit(&cutting, memory_order_relaxed))
+        ev->gpu_start = ev->gpu_end = 0;
+    else
+        r->resolve(ev, 1);
+    gpu_given_up += !late;
+    return 1;
+}
+
+enum chunk_result {
+    CHUNK_DONE,     /* consumed to its end: it may be recycled */
+    CHUNK_WAIT_GPU, /* a record waits for its GPU time (h.done points at it) */
+    CHUNK_OPEN      /* stolen, consumed so far; its thread still writes it */
+};
+
+/* Consumes records from c->h.done on.
  *
  * Records go to the consumer in runs of at most RUN_MAX between pending
  * ones. Runs stay short: looking for pending records far ahead of the
@@ -124,8 +222,15 @@ static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
  * drain 3% on a backlog in memory, and cost a program thread launching
  * kernels alongside it about 10 ns per launch (gt_bench_launch). */
 #define RUN_MAX 4u
-static int consume_chunk(gt_chunk *c, int give_up)
+static int consume_chunk(gt_chunk *c)
 {
+    int open = 0;
+    if (atomic_load_explicit(&c->h.state, memory_order_relaxed) == GT_CHUNK_STOLEN) {
+        /* Acquire: once its thread has moved on (its last commit came
+         * before), the count read next is the chunk's last. */
+        open = atomic_load_explicit(&c->h.thr->current, memory_order_acquire) == c;
+        c->h.limit = atomic_load_explicit(&c->h.committed, memory_order_acquire);
+    }
     const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
     uint32_t run = c->h.done;
     for (uint32_t i = run; i < c->h.limit; i++) {
@@ -138,39 +243,60 @@ static int consume_chunk(gt_chunk *c, int give_up)
         }
         consume_run(c, run, i);
         run = i;
-        if (r && !r->resolve(ev, give_up) && !give_up) {
+        if (!settle_gpu(r, ev)) {
             c->h.done = i;
-            return 0;
+            return CHUNK_WAIT_GPU;
         }
         ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
     }
     consume_run(c, run, c->h.limit);
     c->h.done = c->h.limit;
-    return 1;
+    return open ? CHUNK_OPEN : CHUNK_DONE;
 }
 
-static void consume_list(gt_chunk *c, int give_up)
+/* An end step was asked for while a pass works through a backlog: the
+ * rest waits (held, in order) for the step, which takes over at once. */
+static int end_step_asked(int in_end_step)
+{
+    return !in_end_step && atomic_load_explicit(&requests, memory_order_relaxed) != 0;
+}
+
+static void consume_list(gt_chunk *c, int in_end_step)
 {
     while (c) {
+        if (end_step_asked(in_end_step)) {
+            *held_tail = c;
+            while (c->h.next)
+                c = c->h.next;
+            held_tail = &c->h.next;
+            return;
+        }
         gt_chunk *next = c->h.next;
-        if (is_blocked(c->h.owner) || !consume_chunk(c, give_up))
+        int res = is_blocked(c->h.owner) ? CHUNK_WAIT_GPU : consume_chunk(c);
+        if (res == CHUNK_DONE) {
+            gt_pool_recycle(c);
+        } else if (res == CHUNK_OPEN) {
+            append_held(c);
+        } else {
             hold(c);
-        else if (atomic_load_explicit(&c->h.state, memory_order_relaxed) != GT_CHUNK_STOLEN)
-            gt_pool_recycle(c); /* a stolen chunk may still be written by its owner */
+            waiting_gpu = 1;
+        }
         c = next;
     }
 }
 
 /* Retries the held chunks (oldest first), then consumes `fresh`. */
-static void consume_all(gt_chunk *fresh, int give_up)
+static void consume_all(gt_chunk *fresh)
 {
+    int in_end_step = gt_tls.finishing;
     gt_chunk *held = held_head;
     held_head = NULL;
     held_tail = &held_head;
     n_blocked = 0;
     all_blocked = 0;
-    consume_list(held, give_up);
-    consume_list(fresh, give_up);
+    waiting_gpu = 0;
+    consume_list(held, in_end_step);
+    consume_list(fresh, in_end_step);
 }
 
 static int drain_pass(void)
@@ -179,7 +305,7 @@ static int drain_pass(void)
     gt_chunk *fresh = gt_publish_take(&n);
     if (!fresh && !held_head) return 0;
     gt_clock_refine(); /* after the take: every tick to convert is older */
-    consume_all(fresh, 0);
+    consume_all(fresh);
     return n != 0;
 }
 
@@ -188,38 +314,134 @@ void gt_pipeline_drain_now(void)
     drain_pass();
 }
 
-/* ------------------------------------------------------ the end */
+/* ------------------------------------------------------ the end steps */
 
-static void finish_work(int request)
+/* The stolen chunk of the same thread as c, if any. */
+static gt_chunk *stolen_of(gt_chunk *stolen, const gt_chunk *c)
+{
+    for (; stolen; stolen = stolen->h.next)
+        if (stolen->h.owner == c->h.owner) return stolen;
+    return NULL;
+}
+
+/* Every thread's records so far, in each thread's order: live chunks are
+ * stolen first, then the published ones taken. A thread may have moved on
+ * from its stolen chunk and published a newer one meanwhile: that one
+ * (begun at a later sequence number) goes after the stolen ones. */
+static gt_chunk *take_all(void)
+{
+    gt_chunk *stolen = gt_buffer_steal_live();
+    uint32_t n;
+    gt_chunk *fresh = gt_publish_take(&n);
+    gt_chunk *older = NULL, **older_tail = &older, *newer = NULL, **newer_tail = &newer;
+    while (fresh) {
+        gt_chunk *next = fresh->h.next;
+        const gt_chunk *s = stolen_of(stolen, fresh);
+        fresh->h.next = NULL;
+        if (s && fresh->h.first_seq >= s->h.first_seq) {
+            *newer_tail = fresh;
+            newer_tail = &fresh->h.next;
+        } else {
+            *older_tail = fresh;
+            older_tail = &fresh->h.next;
+        }
+        fresh = next;
+    }
+    gt_chunk **tail = &stolen;
+    while (*tail)
+        tail = &(*tail)->h.next;
+    *tail = newer;
+    *older_tail = stolen;
+    return older;
+}
+
+/* Takes everything recorded so far and consumes it, awaiting pending GPU
+ * times until final_wait_ms from now, then giving them up. */
+static void drain_everything(void)
+{
+    gt_chunk *all = take_all();
+    gt_clock_refine();
+    gpu_deadline_ns = gt_clock_mono_ns() + (uint64_t)params.final_wait_ms * 1000000u;
+    gpu_past_deadline = 0;
+    consume_all(all);
+    while (waiting_gpu) {
+        uint64_t now = gt_clock_mono_ns();
+        uint64_t nap = now < gpu_deadline_ns ? gpu_deadline_ns - now : 0;
+        if (nap > 1000000u) nap = 1000000u;
+        struct timespec ts = ns_timespec(nap);
+        nanosleep(&ts, NULL);
+        gt_clock_refine();
+        consume_all(NULL);
+    }
+    gpu_deadline_ns = 0;
+    gpu_past_deadline = 0;
+}
+
+static void make_report(int final, int sig)
+{
+    uint64_t dropped = gt_threads_dropped();
+    gt_pipeline_totals totals = {
+        .records = cut_done ? reported : consumed,
+        .dropped = cut_done ? dropped_cut : dropped,
+        .late = cut_done ? consumed - reported + (dropped - dropped_cut) : 0,
+        .gpu_given_up = gpu_given_up,
+        .signal = sig,
+        .final = final,
+    };
+    if (params.finished) params.finished(&totals, params.ctx);
+}
+
+static void set_progress(uint32_t bits, uint32_t reports)
+{
+    uint32_t p = atomic_load_explicit(&progress, memory_order_relaxed);
+    uint32_t made = p >> PROGRESS_SHIFT;
+    if (reports > made) made = reports;
+    atomic_store_explicit(&progress, (p & ((1u << PROGRESS_SHIFT) - 1)) | bits | made << PROGRESS_SHIFT,
+                          memory_order_release);
+    futex(&progress, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static void end_cut(void)
+{
+    atomic_store_explicit(&cutting, 1, memory_order_relaxed);
+    drain_everything();
+    cut_done = 1;
+    reported = consumed;
+    dropped_cut = gt_threads_dropped();
+    if (params.cut) params.cut(params.ctx);
+    set_progress(PROGRESS_CUT, 0);
+}
+
+static void end_report(void)
+{
+    uint32_t serving = atomic_load_explicit(&report_tickets, memory_order_acquire);
+    drain_everything();
+    make_report(0, 0);
+    set_progress(0, serving);
+}
+
+static void end_final(int sig)
+{
+    gt_buffer_close();
+    gt_chunk *all = take_all();
+    gt_clock_refine();
+    consume_all(all); /* after the cut: nothing waits for the GPU */
+    make_report(1, sig);
+    set_progress(PROGRESS_CUT | PROGRESS_FINAL, 0);
+}
+
+/* Makes the steps asked for, in order. Returns 1 after the final one. */
+static int end_work(uint32_t req, int sig)
 {
     struct gt_tls *t = &gt_tls;
     t->finishing = 1;
-    gt_buffer_close();
-    gt_chunk *live = gt_buffer_collect_live();
-    uint32_t n;
-    gt_chunk *fresh = gt_publish_take(&n), **tail = &fresh;
-    while (*tail)
-        tail = &(*tail)->h.next;
-    *tail = live; /* each thread's live chunk is its last */
-    gt_clock_refine();
-    consume_all(fresh, 0);
-    uint64_t deadline = gt_clock_mono_ns() + (uint64_t)params.final_wait_ms * 1000000u;
-    while (held_head && gt_clock_mono_ns() < deadline) {
-        struct timespec ms = ms_timespec(1);
-        nanosleep(&ms, NULL);
-        gt_clock_refine();
-        consume_all(NULL, 0);
-    }
-    if (held_head) consume_all(NULL, 1);
-    gt_pipeline_totals totals = {
-        .records = consumed,
-        .dropped = gt_threads_dropped(),
-        .signal = request == FINISH_REQUEST_EXIT ? 0 : request,
-    };
-    if (params.finished) params.finished(&totals, params.ctx);
-    atomic_store_explicit(&finish_state, FINISH_DONE, memory_order_release);
-    futex(&finish_state, FUTEX_WAKE, INT_MAX, NULL);
+    if ((req & (REQ_CUT | REQ_FINAL)) && !cut_done) end_cut();
+    if (req & REQ_FINAL)
+        end_final(sig);
+    else if (req & REQ_REPORT)
+        end_report();
     t->finishing = 0;
+    return (req & REQ_FINAL) != 0;
 }
 
 /* ------------------------------------------------------ the thread */
@@ -232,18 +454,19 @@ static void *drain_main(void *arg)
     unsigned sleep_ms = 1;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&wake_seq, memory_order_acquire);
-        int request = atomic_load_explicit(&finish_request, memory_order_acquire);
-        if (request) {
-            finish_work(request);
-            return NULL;
+        uint32_t req = atomic_exchange_explicit(&requests, 0, memory_order_acquire);
+        if (req) {
+            if (end_work(req, atomic_load_explicit(&request_signal, memory_order_relaxed)))
+                return NULL;
+            continue;
         }
-        /* Idle: back off to idle_sleep_ms; held chunks wait on the GPU:
-         * look again soon. */
-        if (drain_pass() || held_head)
+        /* Idle: back off to idle_sleep_ms; chunks waiting on the GPU: look
+         * again soon. */
+        if (drain_pass() || waiting_gpu)
             sleep_ms = 1;
         else if (sleep_ms < params.idle_sleep_ms)
             sleep_ms = sleep_ms * 2 < params.idle_sleep_ms ? sleep_ms * 2 : params.idle_sleep_ms;
-        struct timespec timeout = ms_timespec(sleep_ms);
+        struct timespec timeout = ns_timespec((uint64_t)sleep_ms * 1000000u);
         futex(&wake_seq, FUTEX_WAIT, seen, &timeout);
     }
 }
@@ -296,21 +519,28 @@ int gt_pipeline_start(const gt_pipeline_params *p)
     held_tail = &held_head;
     n_blocked = 0;
     all_blocked = 0;
-    consumed = 0;
+    waiting_gpu = 0;
+    consumed = reported = dropped_cut = gpu_given_up = gpu_deadline_ns = 0;
+    cut_done = gpu_past_deadline = 0;
     atomic_store_explicit(&wake_seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&finish_request, 0, memory_order_relaxed);
-    atomic_store_explicit(&finish_state, FINISH_OPEN, memory_order_relaxed);
+    atomic_store_explicit(&requests, 0, memory_order_relaxed);
+    atomic_store_explicit(&request_signal, 0, memory_order_relaxed);
+    atomic_store_explicit(&report_tickets, 0, memory_order_relaxed);
+    atomic_store_explicit(&progress, 0, memory_order_relaxed);
+    atomic_store_explicit(&cutting, 0, memory_order_relaxed);
+    atomic_store_explicit(&end_busy, 0, memory_order_relaxed);
     atomic_store_explicit(&drain_state, DRAIN_NONE, memory_order_release);
     gt_buffer_open();
     return rc;
 }
 
-/* Bars a later start; returns the drain's state once it is settled. */
-static int claim_drain(void)
+/* The drain's state once settled; with `bar`, a drain not started never
+ * will be (an end step is made without it). */
+static int settled_drain(int bar)
 {
     int state = atomic_load_explicit(&drain_state, memory_order_acquire);
     for (;;) {
-        if (state == DRAIN_NONE) {
+        if (state == DRAIN_NONE && bar) {
             if (atomic_compare_exchange_weak_explicit(&drain_state, &state, DRAIN_BARRED,
                                                       memory_order_acq_rel, memory_order_acquire))
                 return DRAIN_BARRED;
@@ -323,67 +553,102 @@ static int claim_drain(void)
     }
 }
 
-/* Async-signal-safe. */
-static int wait_finished(unsigned wait_ms)
+static int satisfied(uint32_t req, uint32_t ticket)
+{
+    uint32_t p = atomic_load_explicit(&progress, memory_order_acquire);
+    if (p & PROGRESS_FINAL) return 1;
+    if (req & REQ_FINAL) return 0;
+    if ((req & REQ_CUT) && !(p & PROGRESS_CUT)) return 0;
+    return !(req & REQ_REPORT) || (p >> PROGRESS_SHIFT) >= ticket;
+}
+
+/* Async-signal-safe. With `run_here`, the caller makes the steps itself
+ * when no other thread is at them (there is no drain thread). */
+static int wait_for(uint32_t req, uint32_t ticket, unsigned wait_ms, int run_here, int sig)
 {
     uint64_t deadline = gt_clock_mono_ns() + (uint64_t)wait_ms * 1000000u;
     for (;;) {
-        uint32_t s = atomic_load_explicit(&finish_state, memory_order_acquire);
-        if (s == FINISH_DONE) return 0;
+        uint32_t p = atomic_load_explicit(&progress, memory_order_acquire);
+        if (satisfied(req, ticket)) return 0;
+        int idle = 0;
+        if (run_here && atomic_compare_exchange_strong_explicit(&end_busy, &idle, 1,
+                                                                memory_order_acq_rel,
+                                                                memory_order_acquire)) {
+            if (!satisfied(req, ticket)) end_work(req, sig);
+            atomic_store_explicit(&end_busy, 0, memory_order_release);
+            futex(&progress, FUTEX_WAKE, INT_MAX, NULL);
+            continue;
+        }
         uint64_t now = gt_clock_mono_ns();
         if (now >= deadline) return -1;
+        /* Another thread makes the steps without a drain thread: it wakes
+         * no one when it lets go, so look again within a millisecond. */
         uint64_t left = deadline - now;
-        struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        futex(&finish_state, FUTEX_WAIT, s, &timeout);
+        if (run_here && left > 1000000u) left = 1000000u;
+        struct timespec timeout = ns_timespec(left);
+        futex(&progress, FUTEX_WAIT, p, &timeout);
     }
 }
 
-static int claim_finish(void)
+static int request_end(uint32_t req, unsigned wait_ms)
 {
-    uint32_t open = FINISH_OPEN;
-    return atomic_compare_exchange_strong_explicit(&finish_state, &open, FINISH_BUSY,
-                                                   memory_order_acq_rel, memory_order_acquire);
-}
-
-int gt_pipeline_finish(unsigned wait_ms)
-{
-    int saved = errno, rc = -1;
-    if (claim_finish()) {
-        if (claim_drain() == DRAIN_RUNNING) {
-            atomic_store_explicit(&finish_request, FINISH_REQUEST_EXIT, memory_order_release);
+    int saved = errno, rc = 0;
+    uint32_t ticket = 0;
+    if (req & REQ_REPORT)
+        ticket = atomic_fetch_add_explicit(&report_tickets, 1, memory_order_acq_rel) + 1;
+    if (satisfied(req, ticket)) {
+        rc = 0;
+    } else if (gt_tls.finishing) {
+        rc = -1; /* the thread making the steps, called back: it cannot wait for itself */
+    } else {
+        /* A report with nothing ever recorded (no drain started) is empty:
+         * not made, and a later start is not barred (the exec may fail). */
+        int state = settled_drain(req != REQ_REPORT);
+        if (state == DRAIN_RUNNING) {
+            atomic_fetch_or_explicit(&requests, req, memory_order_release);
             gt_drain_wake();
-            rc = wait_finished(wait_ms);
-        } else {
-            finish_work(FINISH_REQUEST_EXIT);
-            rc = 0;
+            rc = wait_for(req, ticket, wait_ms, 0, 0);
+        } else if (state != DRAIN_NONE) {
+            rc = wait_for(req, ticket, wait_ms, 1, 0);
         }
-    } else if (!gt_tls.finishing) {
-        rc = wait_finished(wait_ms);
     }
     errno = saved;
     return rc;
 }
 
+int gt_pipeline_cut(unsigned wait_ms)
+{
+    return request_end(REQ_CUT, wait_ms);
+}
+
+int gt_pipeline_report(unsigned wait_ms)
+{
+    return request_end(REQ_REPORT, wait_ms);
+}
+
+int gt_pipeline_finish(unsigned wait_ms)
+{
+    return request_end(REQ_FINAL, wait_ms);
+}
+
 int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms)
 {
     int saved = errno, rc = -1;
-    if (claim_finish()) {
-        if (atomic_load_explicit(&drain_state, memory_order_acquire) == DRAIN_RUNNING) {
-            atomic_store_explicit(&finish_request, sig, memory_order_release);
-            gt_drain_wake();
-            rc = wait_finished(wait_ms);
-        } else {
-            /* No drain, so nothing recorded: nothing to report. */
-            atomic_store_explicit(&finish_state, FINISH_OPEN, memory_order_release);
-        }
-    } else if (!gt_tls.finishing) {
-        rc = wait_finished(wait_ms);
+    if (satisfied(REQ_FINAL, 0)) {
+        rc = 0;
+    } else if (!gt_tls.finishing &&
+               atomic_load_explicit(&drain_state, memory_order_acquire) == DRAIN_RUNNING) {
+        atomic_store_explicit(&request_signal, sig, memory_order_relaxed);
+        atomic_fetch_or_explicit(&requests, REQ_FINAL, memory_order_release);
+        gt_drain_wake();
+        rc = wait_for(REQ_FINAL, 0, wait_ms, 0, sig);
     }
+    /* No drain thread: nothing was recorded, there is nothing to report. */
     errno = saved;
     return rc;
 }
 
 int gt_pipeline_finished(void)
 {
-    return atomic_load_explicit(&finish_state, memory_order_acquire) == FINISH_DONE;
+    return (atomic_load_explicit(&progress, memory_order_acquire) & PROGRESS_FINAL) != 0;
 }
