@@ -205,6 +205,13 @@ static int settle_gpu(const gt_gpu_resolver *r, gt_event *ev)
     return 1;
 }
 
+/* An end step was asked for while a pass works through a backlog: the
+ * rest waits (held, in order) for the step, which takes over at once. */
+static int end_step_asked(int in_end_step)
+{
+    return !in_end_step && atomic_load_explicit(&requests, memory_order_relaxed) != 0;
+}
+
 enum chunk_result {
     CHUNK_DONE,     /* consumed to its end: it may be recycled */
     CHUNK_WAIT_GPU, /* a record waits for its GPU time (h.done points at it) */
@@ -222,7 +229,7 @@ enum chunk_result {
  * drain 3% on a backlog in memory, and cost a program thread launching
  * kernels alongside it about 10 ns per launch (gt_bench_launch). */
 #define RUN_MAX 4u
-static int consume_chunk(gt_chunk *c)
+static int consume_chunk(gt_chunk *c, int in_end_step)
 {
     int open = 0;
     if (atomic_load_explicit(&c->h.state, memory_order_relaxed) == GT_CHUNK_STOLEN) {
@@ -243,7 +250,10 @@ static int consume_chunk(gt_chunk *c)
         }
         consume_run(c, run, i);
         run = i;
-        if (!settle_gpu(r, ev)) {
+        /* Reading a GPU time takes the driver's locks, which threads
+         * launching meanwhile contend for: an end step asked for does not
+         * wait for the rest of the chunk. */
+        if (end_step_asked(in_end_step) || !settle_gpu(r, ev)) {
             c->h.done = i;
             return CHUNK_WAIT_GPU;
         }
@@ -252,13 +262,6 @@ static int consume_chunk(gt_chunk *c)
     consume_run(c, run, c->h.limit);
     c->h.done = c->h.limit;
     return open ? CHUNK_OPEN : CHUNK_DONE;
-}
-
-/* An end step was asked for while a pass works through a backlog: the
- * rest waits (held, in order) for the step, which takes over at once. */
-static int end_step_asked(int in_end_step)
-{
-    return !in_end_step && atomic_load_explicit(&requests, memory_order_relaxed) != 0;
 }
 
 static void consume_list(gt_chunk *c, int in_end_step)
@@ -272,7 +275,7 @@ static void consume_list(gt_chunk *c, int in_end_step)
             return;
         }
         gt_chunk *next = c->h.next;
-        int res = is_blocked(c->h.owner) ? CHUNK_WAIT_GPU : consume_chunk(c);
+        int res = is_blocked(c->h.owner) ? CHUNK_WAIT_GPU : consume_chunk(c, in_end_step);
         if (res == CHUNK_DONE) {
             gt_pool_recycle(c);
         } else if (res == CHUNK_OPEN) {
