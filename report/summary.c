@@ -110,8 +110,8 @@ static void write_memory(gt_summary *s)
     for (uint32_t i = 0; i < m->ndevices; i++)
         released |= m->devices[i].ctx_released_allocs != 0;
     static const gt_text_column cols[] = {
-        {"Device", false, false}, {"Allocs", true, false}, {"Frees", true, false},
-        {"Current", true, false}, {"Peak", true, false},   {"Leaked", true, false},
+        {"Device", false, false},  {"Allocs", true, false}, {"Frees", true, false},
+        {"Current", true, false},  {"Peak", true, false},   {"Leaked", true, false},
         {"Released", true, false},
     };
     gt_text_table tt;

@@ -1,6 +1,6 @@
 /* The drain: takes published chunks, resolves GPU times, hands records to
- * the consumer in each thread's order, recycles chunks; and the
- * pipeline's end.
+ * the consumer in each thread's order, recycles chunks; and the drain's
+ * side of the pipeline's end steps (end.c says when each is made).
  *
  * Sleeping and waking use futexes rather than a pipe or a condition
  * variable: waking is async-signal-safe (the SIGINT/SIGTERM handler wakes
@@ -13,122 +13,65 @@
  * the GPU work recorded inside them). Held chunks keep their memory, so
  * they count against the cap.
  *
- * The end comes in steps, each asked for by a program thread (or the
- * signal handler) and made on the drain thread:
- *  - the cut: every thread's records so far are taken (live chunks are
- *    stolen from their threads), GPU times still pending are awaited for
- *    at most final_wait_ms and then given up (counted), and the consumer
- *    is told (params.cut): what it receives afterwards is late. Recording
- *    goes on, so that what threads still do is counted, not lost.
- *  - a report (exec): the same taking and bounded wait, then finished()
- *    with the totals so far; recording goes on (the exec may fail).
- *  - the final report: recording closes, everything recorded is taken,
- *    finished() is called for the last time, and the drain thread ends.
- * Records: reported (consumed before the cut), late (consumed after it,
- * or dropped after it), dropped (before it) - every record one of them.
+ * At an end step every thread's records so far are taken: live chunks are
+ * stolen from their threads. A stolen chunk stays its thread's to write:
+ * the thread fills it, then moves on to a new chunk without publishing it.
+ * The drain keeps it held (consuming what was committed since at every
+ * pass) until its thread has moved on; then it is consumed to its end and
+ * recycled. It never holds up its thread's later chunks: a thread can only
+ * publish one after leaving it, and the drain sees that it left before it
+ * takes the later chunk.
  *
- * A stolen chunk stays its thread's to write: the thread fills it, then
- * moves on to a new chunk without publishing it. The drain keeps it held
- * (consuming what was committed since at every pass) until its thread has
- * moved on; then it is consumed to its end and recycled. It never holds
- * up its thread's later chunks: a thread can only publish one after
- * leaving it, and the drain sees that it left before it takes the later
- * chunk. */
+ * Records are reported (consumed before the cut), dropped before it, or
+ * late (consumed or dropped after it): each exactly one of them. */
 #include "internal.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-enum drain_state {
-    DRAIN_NONE,     /* not started: starts at first use */
-    DRAIN_STARTING, /* pthread_create in progress */
-    DRAIN_RUNNING,
-    DRAIN_FAILED, /* could not start: records wait until the end */
-    DRAIN_BARRED  /* an end step was made without one: never starts */
-};
-
-/* End steps asked for (bits of `requests`). */
-#define REQ_CUT 1u
-#define REQ_REPORT 2u
-#define REQ_FINAL 4u
-
-/* `progress`: the steps made. Reports made for REQ_REPORT are counted in
- * the bits above PROGRESS_SHIFT. */
-#define PROGRESS_CUT 1u
-#define PROGRESS_FINAL 2u
-#define PROGRESS_SHIFT 2
 
 #define BLOCKED_MAX 64 /* threads with held chunks tracked one by one */
 
 static gt_pipeline_params params;
 static _Atomic int drain_state;   /* acquire/release: the thread exists once RUNNING is seen */
 static _Atomic uint32_t wake_seq; /* futex word: bumped (release) to wake the drain */
-/* Requesters fetch_or with release (after storing request_signal); the
- * drain thread exchanges with acquire. */
-static _Atomic uint32_t requests;
-static _Atomic int request_signal;
-/* Report requests are numbered (fetch_add acq_rel); a report made covers
- * every number taken before it began. */
-static _Atomic uint32_t report_tickets;
-/* futex word: PROGRESS_* and the reports made; store release by the end
- * worker, load acquire by waiters. */
-static _Atomic uint32_t progress;
-/* 1 from the cut's start (relaxed: GPU timing reads it to make no more
- * event pairs; a pair made just before is given up like any other). */
-static _Atomic int cutting;
-/* Without a drain thread: 1 while a program thread makes an end step
- * (CAS acq_rel to claim, store release to let go). */
-static _Atomic int end_busy;
 static const gt_gpu_resolver *_Atomic resolver;
 
 /* Draining-thread state. */
 static gt_chunk *held_head, **held_tail = &held_head;
 static uint32_t blocked[BLOCKED_MAX];
 static unsigned n_blocked;
-static int all_blocked;      /* more threads held than tracked: hold every chunk */
-static int waiting_gpu;      /* the last consume_all held a chunk for a GPU time */
-static uint64_t consumed;    /* records handed to the consumer */
-static int cut_done;         /* every record consumed from now on is late */
-static uint64_t reported;    /* records consumed up to the cut */
-static uint64_t dropped_cut; /* records dropped up to the cut */
+static int all_blocked;          /* more threads held than tracked: hold every chunk */
+static int waiting_gpu;          /* the last consume_all held a chunk for a GPU time */
+static uint64_t consumed;        /* records handed to the consumer */
+static int cut_done;             /* every record consumed from now on is late (gt_drain_cut) */
+static uint64_t reported;        /* records consumed up to the cut */
+static uint64_t dropped_cut;     /* records dropped up to the cut */
 static uint64_t gpu_given_up;    /* reported records whose pending GPU time was given up */
 static uint64_t gpu_deadline_ns; /* 0: pending GPU times are awaited without bound */
 static int gpu_past_deadline;
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+long gt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
     return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, timeout, NULL, 0);
-}
-
-static struct timespec ns_timespec(uint64_t ns)
-{
-    return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
 }
 
 void gt_drain_wake(void)
 {
     int saved = errno;
     atomic_fetch_add_explicit(&wake_seq, 1, memory_order_release);
-    futex(&wake_seq, FUTEX_WAKE, 1, NULL);
+    gt_futex(&wake_seq, FUTEX_WAKE, 1, NULL);
     errno = saved;
 }
 
 void gt_set_gpu_resolver(const gt_gpu_resolver *r)
 {
     atomic_store_explicit(&resolver, r, memory_order_release);
-}
-
-int gt_pipeline_cutting(void)
-{
-    return atomic_load_explicit(&cutting, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------ consuming */
@@ -197,7 +140,7 @@ static int settle_gpu(const gt_gpu_resolver *r, gt_event *ev)
     if (!r) return 1;
     int late = cut_done;
     if (!late && !past_gpu_deadline()) return r->resolve(ev, 0);
-    if (atomic_load_explicit(&cutting, memory_order_relaxed))
+    if (gt_pipeline_cutting())
         ev->gpu_start = ev->gpu_end = 0;
     else
         r->resolve(ev, 1);
@@ -209,7 +152,7 @@ static int settle_gpu(const gt_gpu_resolver *r, gt_event *ev)
  * rest waits (held, in order) for the step, which takes over at once. */
 static int end_step_asked(int in_end_step)
 {
-    return !in_end_step && atomic_load_explicit(&requests, memory_order_relaxed) != 0;
+    return !in_end_step && gt_end_asked();
 }
 
 enum chunk_result {
@@ -317,7 +260,7 @@ void gt_pipeline_drain_now(void)
     drain_pass();
 }
 
-/* ------------------------------------------------------ the end steps */
+/* ------------------------------------------------------ end steps, the drain's side */
 
 /* The stolen chunk of the same thread as c, if any. */
 static gt_chunk *stolen_of(gt_chunk *stolen, const gt_chunk *c)
@@ -358,9 +301,7 @@ static gt_chunk *take_all(void)
     return older;
 }
 
-/* Takes everything recorded so far and consumes it, awaiting pending GPU
- * times until final_wait_ms from now, then giving them up. */
-static void drain_everything(void)
+void gt_drain_settle(void)
 {
     gt_chunk *all = take_all();
     gt_clock_refine();
@@ -371,7 +312,7 @@ static void drain_everything(void)
         uint64_t now = gt_clock_mono_ns();
         uint64_t nap = now < gpu_deadline_ns ? gpu_deadline_ns - now : 0;
         if (nap > 1000000u) nap = 1000000u;
-        struct timespec ts = ns_timespec(nap);
+        struct timespec ts = gt_ns_timespec(nap);
         nanosleep(&ts, NULL);
         gt_clock_refine();
         consume_all(NULL);
@@ -380,7 +321,23 @@ static void drain_everything(void)
     gpu_past_deadline = 0;
 }
 
-static void make_report(int final, int sig)
+void gt_drain_cut(void)
+{
+    cut_done = 1;
+    reported = consumed;
+    dropped_cut = gt_threads_dropped();
+    if (params.cut) params.cut(params.ctx);
+}
+
+void gt_drain_last(void)
+{
+    gt_buffer_close();
+    gt_chunk *all = take_all();
+    gt_clock_refine();
+    consume_all(all); /* after the cut: nothing waits for the GPU */
+}
+
+void gt_drain_report(int final, int sig)
 {
     uint64_t dropped = gt_threads_dropped();
     gt_pipeline_totals totals = {
@@ -394,59 +351,6 @@ static void make_report(int final, int sig)
     if (params.finished) params.finished(&totals, params.ctx);
 }
 
-static void set_progress(uint32_t bits, uint32_t reports)
-{
-    uint32_t p = atomic_load_explicit(&progress, memory_order_relaxed);
-    uint32_t made = p >> PROGRESS_SHIFT;
-    if (reports > made) made = reports;
-    atomic_store_explicit(&progress, (p & ((1u << PROGRESS_SHIFT) - 1)) | bits | made << PROGRESS_SHIFT,
-                          memory_order_release);
-    futex(&progress, FUTEX_WAKE, INT_MAX, NULL);
-}
-
-static void end_cut(void)
-{
-    atomic_store_explicit(&cutting, 1, memory_order_relaxed);
-    drain_everything();
-    cut_done = 1;
-    reported = consumed;
-    dropped_cut = gt_threads_dropped();
-    if (params.cut) params.cut(params.ctx);
-    set_progress(PROGRESS_CUT, 0);
-}
-
-static void end_report(void)
-{
-    uint32_t serving = atomic_load_explicit(&report_tickets, memory_order_acquire);
-    drain_everything();
-    make_report(0, 0);
-    set_progress(0, serving);
-}
-
-static void end_final(int sig)
-{
-    gt_buffer_close();
-    gt_chunk *all = take_all();
-    gt_clock_refine();
-    consume_all(all); /* after the cut: nothing waits for the GPU */
-    make_report(1, sig);
-    set_progress(PROGRESS_CUT | PROGRESS_FINAL, 0);
-}
-
-/* Makes the steps asked for, in order. Returns 1 after the final one. */
-static int end_work(uint32_t req, int sig)
-{
-    struct gt_tls *t = &gt_tls;
-    t->finishing = 1;
-    if ((req & (REQ_CUT | REQ_FINAL)) && !cut_done) end_cut();
-    if (req & REQ_FINAL)
-        end_final(sig);
-    else if (req & REQ_REPORT)
-        end_report();
-    t->finishing = 0;
-    return (req & REQ_FINAL) != 0;
-}
-
 /* ------------------------------------------------------ the thread */
 
 static void *drain_main(void *arg)
@@ -457,10 +361,10 @@ static void *drain_main(void *arg)
     unsigned sleep_ms = 1;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&wake_seq, memory_order_acquire);
-        uint32_t req = atomic_exchange_explicit(&requests, 0, memory_order_acquire);
-        if (req) {
-            if (end_work(req, atomic_load_explicit(&request_signal, memory_order_relaxed)))
-                return NULL;
+        int sig = 0;
+        uint32_t steps = gt_end_take(&sig);
+        if (steps) {
+            if (gt_end_work(steps, sig)) return NULL;
             continue;
         }
         /* Idle: back off to idle_sleep_ms; chunks waiting on the GPU: look
@@ -469,17 +373,18 @@ static void *drain_main(void *arg)
             sleep_ms = 1;
         else if (sleep_ms < params.idle_sleep_ms)
             sleep_ms = sleep_ms * 2 < params.idle_sleep_ms ? sleep_ms * 2 : params.idle_sleep_ms;
-        struct timespec timeout = ns_timespec((uint64_t)sleep_ms * 1000000u);
-        futex(&wake_seq, FUTEX_WAIT, seen, &timeout);
+        struct timespec timeout = gt_ns_timespec((uint64_t)sleep_ms * 1000000u);
+        gt_futex(&wake_seq, FUTEX_WAIT, seen, &timeout);
     }
 }
 
 void gt_drain_ensure_started(void)
 {
-    if (GT_LIKELY(atomic_load_explicit(&drain_state, memory_order_acquire) != DRAIN_NONE)) return;
+    if (GT_LIKELY(atomic_load_explicit(&drain_state, memory_order_acquire) != GT_DRAIN_NONE))
+        return;
     if (!params.drain_thread) return;
-    int expected = DRAIN_NONE;
-    if (!atomic_compare_exchange_strong_explicit(&drain_state, &expected, DRAIN_STARTING,
+    int expected = GT_DRAIN_NONE;
+    if (!atomic_compare_exchange_strong_explicit(&drain_state, &expected, GT_DRAIN_STARTING,
                                                  memory_order_acq_rel, memory_order_acquire))
         return;
     int saved = errno;
@@ -498,7 +403,7 @@ void gt_drain_ensure_started(void)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0) pthread_setname_np(thread, "gputrace-drain");
-    atomic_store_explicit(&drain_state, rc == 0 ? DRAIN_RUNNING : DRAIN_FAILED,
+    atomic_store_explicit(&drain_state, rc == 0 ? GT_DRAIN_RUNNING : GT_DRAIN_FAILED,
                           memory_order_release);
     if (rc != 0)
         gt_warn("cannot start the drain thread (%s): records wait until exit, past the buffer "
@@ -526,28 +431,21 @@ int gt_pipeline_start(const gt_pipeline_params *p)
     consumed = reported = dropped_cut = gpu_given_up = gpu_deadline_ns = 0;
     cut_done = gpu_past_deadline = 0;
     atomic_store_explicit(&wake_seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&requests, 0, memory_order_relaxed);
-    atomic_store_explicit(&request_signal, 0, memory_order_relaxed);
-    atomic_store_explicit(&report_tickets, 0, memory_order_relaxed);
-    atomic_store_explicit(&progress, 0, memory_order_relaxed);
-    atomic_store_explicit(&cutting, 0, memory_order_relaxed);
-    atomic_store_explicit(&end_busy, 0, memory_order_relaxed);
-    atomic_store_explicit(&drain_state, DRAIN_NONE, memory_order_release);
+    gt_end_reset();
+    atomic_store_explicit(&drain_state, GT_DRAIN_NONE, memory_order_release);
     gt_buffer_open();
     return rc;
 }
 
-/* The drain's state once settled; with `bar`, a drain not started never
- * will be (an end step is made without it). */
-static int settled_drain(int bar)
+int gt_drain_settled(int bar)
 {
     int state = atomic_load_explicit(&drain_state, memory_order_acquire);
     for (;;) {
-        if (state == DRAIN_NONE && bar) {
-            if (atomic_compare_exchange_weak_explicit(&drain_state, &state, DRAIN_BARRED,
+        if (state == GT_DRAIN_NONE && bar) {
+            if (atomic_compare_exchange_weak_explicit(&drain_state, &state, GT_DRAIN_BARRED,
                                                       memory_order_acq_rel, memory_order_acquire))
-                return DRAIN_BARRED;
-        } else if (state == DRAIN_STARTING) {
+                return GT_DRAIN_BARRED;
+        } else if (state == GT_DRAIN_STARTING) {
             sched_yield();
             state = atomic_load_explicit(&drain_state, memory_order_acquire);
         } else {
@@ -556,102 +454,7 @@ static int settled_drain(int bar)
     }
 }
 
-static int satisfied(uint32_t req, uint32_t ticket)
+int gt_drain_running(void)
 {
-    uint32_t p = atomic_load_explicit(&progress, memory_order_acquire);
-    if (p & PROGRESS_FINAL) return 1;
-    if (req & REQ_FINAL) return 0;
-    if ((req & REQ_CUT) && !(p & PROGRESS_CUT)) return 0;
-    return !(req & REQ_REPORT) || (p >> PROGRESS_SHIFT) >= ticket;
-}
-
-/* Async-signal-safe. With `run_here`, the caller makes the steps itself
- * when no other thread is at them (there is no drain thread). */
-static int wait_for(uint32_t req, uint32_t ticket, unsigned wait_ms, int run_here, int sig)
-{
-    uint64_t deadline = gt_clock_mono_ns() + (uint64_t)wait_ms * 1000000u;
-    for (;;) {
-        uint32_t p = atomic_load_explicit(&progress, memory_order_acquire);
-        if (satisfied(req, ticket)) return 0;
-        int idle = 0;
-        if (run_here && atomic_compare_exchange_strong_explicit(&end_busy, &idle, 1,
-                                                                memory_order_acq_rel,
-                                                                memory_order_acquire)) {
-            if (!satisfied(req, ticket)) end_work(req, sig);
-            atomic_store_explicit(&end_busy, 0, memory_order_release);
-            futex(&progress, FUTEX_WAKE, INT_MAX, NULL);
-            continue;
-        }
-        uint64_t now = gt_clock_mono_ns();
-        if (now >= deadline) return -1;
-        /* Another thread makes the steps without a drain thread: it wakes
-         * no one when it lets go, so look again within a millisecond. */
-        uint64_t left = deadline - now;
-        if (run_here && left > 1000000u) left = 1000000u;
-        struct timespec timeout = ns_timespec(left);
-        futex(&progress, FUTEX_WAIT, p, &timeout);
-    }
-}
-
-static int request_end(uint32_t req, unsigned wait_ms)
-{
-    int saved = errno, rc = 0;
-    uint32_t ticket = 0;
-    if (req & REQ_REPORT)
-        ticket = atomic_fetch_add_explicit(&report_tickets, 1, memory_order_acq_rel) + 1;
-    if (satisfied(req, ticket)) {
-        rc = 0;
-    } else if (gt_tls.finishing) {
-        rc = -1; /* the thread making the steps, called back: it cannot wait for itself */
-    } else {
-        /* A report with nothing ever recorded (no drain started) is empty:
-         * not made, and a later start is not barred (the exec may fail). */
-        int state = settled_drain(req != REQ_REPORT);
-        if (state == DRAIN_RUNNING) {
-            atomic_fetch_or_explicit(&requests, req, memory_order_release);
-            gt_drain_wake();
-            rc = wait_for(req, ticket, wait_ms, 0, 0);
-        } else if (state != DRAIN_NONE) {
-            rc = wait_for(req, ticket, wait_ms, 1, 0);
-        }
-    }
-    errno = saved;
-    return rc;
-}
-
-int gt_pipeline_cut(unsigned wait_ms)
-{
-    return request_end(REQ_CUT, wait_ms);
-}
-
-int gt_pipeline_report(unsigned wait_ms)
-{
-    return request_end(REQ_REPORT, wait_ms);
-}
-
-int gt_pipeline_finish(unsigned wait_ms)
-{
-    return request_end(REQ_FINAL, wait_ms);
-}
-
-int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms)
-{
-    int saved = errno, rc = -1;
-    if (satisfied(REQ_FINAL, 0)) {
-        rc = 0;
-    } else if (!gt_tls.finishing &&
-               atomic_load_explicit(&drain_state, memory_order_acquire) == DRAIN_RUNNING) {
-        atomic_store_explicit(&request_signal, sig, memory_order_relaxed);
-        atomic_fetch_or_explicit(&requests, REQ_FINAL, memory_order_release);
-        gt_drain_wake();
-        rc = wait_for(REQ_FINAL, 0, wait_ms, 0, sig);
-    }
-    /* No drain thread: nothing was recorded, there is nothing to report. */
-    errno = saved;
-    return rc;
-}
-
-int gt_pipeline_finished(void)
-{
-    return (atomic_load_explicit(&progress, memory_order_acquire) & PROGRESS_FINAL) != 0;
+    return atomic_load_explicit(&drain_state, memory_order_acquire) == GT_DRAIN_RUNNING;
 }

@@ -260,7 +260,8 @@ static void test_dropped_warning(void **unused)
     free(text);
     /* Late events beside the dropped ones; GPU work left pending, noted. */
     gt_report_set_counts(
-        r, &(gt_report_counts){.dropped = 7, .late = 3811, .late_gpu_work = 3800, .gpu_pending = 2});
+        r,
+        &(gt_report_counts){.dropped = 7, .late = 3811, .late_gpu_work = 3800, .gpu_pending = 2});
     text = summary_of(r, NULL, GT_VERB_DEFAULT);
     want = "gputrace: (unknown) | wall 0 ns | GPU busy 0 ns | 0 events | 7 dropped | 3811 late\n"
            "gputrace: warning: 7 events were dropped because the event buffers were full: every "

@@ -86,8 +86,8 @@ static void late_after_cut(int drain_thread)
     _Atomic int ready = 0, go = 0;
     straddler s[4];
     for (int i = 0; i < 4; i++) {
-        s[i] = (straddler){.before = 40 + 7 * (uint64_t)i, .after = 1000, .ready = &ready,
-                           .go = &go};
+        s[i] =
+            (straddler){.before = 40 + 7 * (uint64_t)i, .after = 1000, .ready = &ready, .go = &go};
         assert_int_equal(pthread_create(&s[i].thread, NULL, straddle, &s[i]), 0);
     }
     while (atomic_load(&ready) < 4)

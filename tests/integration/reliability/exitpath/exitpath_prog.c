@@ -62,8 +62,8 @@ static const char ptx[] = ".version 8.0\n"
 
 static CUcontext ctx;
 static CUfunction tick, hold;
-static _Atomic int stop;                /* relaxed: a flag the launchers poll */
-static _Atomic unsigned long launched;  /* relaxed: summed once they stopped */
+static _Atomic int stop;               /* relaxed: a flag the launchers poll */
+static _Atomic unsigned long launched; /* relaxed: summed once they stopped */
 static pthread_t launchers[64];
 static int n_launchers;
 /* Every launcher set up before any launches: whatever the tracer cannot
