@@ -58,7 +58,8 @@ static void write_header(const gt_summary *s)
     if (s->r->gpu_pending)
         fprintf(s->out,
                 "gputrace: note: %" PRIu64 " GPU operations were still pending when the report was "
-                "made: they are counted without GPU time\n",
+                "cut (running, or their times not read in the time an exit allows): they are "
+                "counted without GPU time\n",
                 s->r->gpu_pending);
 }
 

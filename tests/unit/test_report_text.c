@@ -269,8 +269,9 @@ static void test_dropped_warning(void **unused)
            "gputrace: note: 3800 kernel launches, copies and memsets came after the report was "
            "cut (threads still at work as the process ended): they count as late, not in the "
            "tables\n"
-           "gputrace: note: 2 GPU operations were still pending when the report was made: they "
-           "are counted without GPU time\n";
+           "gputrace: note: 2 GPU operations were still pending when the report was cut "
+           "(running, or their times not read in the time an exit allows): they are counted "
+           "without GPU time\n";
     assert_memory_equal(text, want, strlen(want));
     free(text);
     /* Late events but no GPU work among them: the header alone says so. */
