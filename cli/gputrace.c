@@ -84,10 +84,20 @@ static const char *only_this(const char *name, void *ctx)
     return strcmp(name, l->name) == 0 ? l->value : NULL;
 }
 
+/* A value of blanks only is no value: the shim takes it as unset, so the
+ * command refuses it rather than pass on what would silently mean the
+ * default (`-o "   "` would write nothing). */
+static int blank(const char *v)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    return *v == '\0';
+}
+
 /* 0 when the shim's parser accepts the value; else an error line. */
 static int validate(const setting *s)
 {
-    if (!s->value[0]) {
+    if (blank(s->value)) {
         gt_cli_error("%s needs a value (see gputrace --help)", s->option);
         return -1;
     }

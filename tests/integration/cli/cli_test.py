@@ -138,6 +138,7 @@ def case_usage():
     one_line_error(["-c", "kernel,gpu", SHOW_ENV], "invalid --categories 'kernel,gpu'")
     one_line_error(["-f", "xml", SHOW_ENV], "invalid --format 'xml'")
     one_line_error(["-v", "", SHOW_ENV], "--verbosity needs a value")
+    one_line_error(["-o", "   ", SHOW_ENV], "--output needs a value")
     one_line_error(["./no-such-program"], "./no-such-program: No such file or directory")
     one_line_error(["no-such-command-here"], "no-such-command-here: command not found")
     with tempfile.TemporaryDirectory() as d:
