@@ -250,6 +250,48 @@ static void test_link(void **state)
     free(cubin);
 }
 
+/* PTX handed to cuLinkAddData is read up to its NUL, whatever the size
+ * says of it: with the NUL, without it (Numba's len(ptx)), or a buffer
+ * longer than the text. A size of 0 and text that is no PTX are refused. */
+static void test_link_ptx_sizes(void **state)
+{
+    (void)state;
+    size_t len;
+    char *ptx = read_file("kernels.ptx", &len);
+    assert_int_equal(strlen(ptx), len);
+    char *padded = calloc(1, len + 64);
+    assert_non_null(padded);
+    memcpy(padded, ptx, len);
+    struct {
+        const char *data;
+        size_t size;
+    } inputs[] = {{ptx, len + 1}, {ptx, len}, {padded, len + 64}};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        CUlinkState link;
+        ok_cu(cuLinkCreate(0, NULL, NULL, &link));
+        ok_cu(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)inputs[i].data, inputs[i].size,
+                            "kernels", 0, NULL, NULL));
+        void *out;
+        size_t out_size;
+        ok_cu(cuLinkComplete(link, &out, &out_size));
+        CUmodule mod;
+        ok_cu(cuModuleLoadData(&mod, out));
+        check_module(mod, "linked PTX", N_ENTRIES);
+        ok_cu(cuModuleUnload(mod));
+        ok_cu(cuLinkDestroy(link));
+    }
+    CUlinkState link;
+    ok_cu(cuLinkCreate(0, NULL, NULL, &link));
+    expect_cu(CUDA_ERROR_INVALID_VALUE,
+              cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx, 0, "kernels", 0, NULL, NULL));
+    char not_ptx[] = "// a comment, no directive";
+    expect_cu(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_PTX, not_ptx,
+                                                      strlen(not_ptx), "junk", 0, NULL, NULL));
+    ok_cu(cuLinkDestroy(link));
+    free(padded);
+    free(ptx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_fatbin_wrapper),
         cmocka_unit_test(test_library_and_durations),
         cmocka_unit_test(test_link),
+        cmocka_unit_test(test_link_ptx_sizes),
     };
     return cmocka_run_group_tests(tests, setup_primary, teardown_primary);
 }
