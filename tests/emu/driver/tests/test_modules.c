@@ -105,6 +105,43 @@ static void test_every_image_format(void **state)
     }
 }
 
+/* Loads are counted by API and by the image's own format; failed ones are
+ * not. */
+static void test_load_counts(void **state)
+{
+    (void)state;
+    gtemu_reset();
+    size_t size;
+    void *ptx = read_file("kernels.ptx", &size);
+    void *cubin = read_file("kernels.cubin", &size);
+    void *fatbin = read_file("kernels.fatbin", &size);
+    CUmodule mods[4];
+    ok_cu(cuModuleLoadData(&mods[0], ptx));
+    ok_cu(cuModuleLoadData(&mods[1], cubin));
+    ok_cu(cuModuleLoadFatBinary(&mods[2], fatbin));
+    ok_cu(cuModuleLoad(&mods[3], path_of("kernels.ptx")));
+    expect_cu(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&mods[0], "not an image"));
+    CUlibrary libs[2];
+    ok_cu(cuLibraryLoadData(&libs[0], cubin, NULL, NULL, 0, NULL, NULL, 0));
+    ok_cu(cuLibraryLoadFromFile(&libs[1], path_of("kernels.fatbin"), NULL, NULL, 0, NULL, NULL,
+                                0));
+    assert_int_equal(gtemu_loads("cuModuleLoadData", "ptx"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoadData", "cubin"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoadFatBinary", "fatbin"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoad", "ptx"), 1);
+    assert_int_equal(gtemu_loads("cuLibraryLoadData", "cubin"), 1);
+    assert_int_equal(gtemu_loads("cuLibraryLoadFromFile", "fatbin"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoadDataEx", "ptx"), 0);
+    assert_int_equal(gtemu_loads("cuLinkComplete", "cubin"), 0); /* not a loader */
+    for (int i = 0; i < 4; i++)
+        ok_cu(cuModuleUnload(mods[i]));
+    for (int i = 0; i < 2; i++)
+        ok_cu(cuLibraryUnload(libs[i]));
+    free(ptx);
+    free(cubin);
+    free(fatbin);
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
@@ -300,6 +337,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_image_format),
+        cmocka_unit_test(test_load_counts),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_fatbin_wrapper),
         cmocka_unit_test(test_library_and_durations),
