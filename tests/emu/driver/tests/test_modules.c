@@ -123,8 +123,7 @@ static void test_load_counts(void **state)
     expect_cu(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&mods[0], "not an image"));
     CUlibrary libs[2];
     ok_cu(cuLibraryLoadData(&libs[0], cubin, NULL, NULL, 0, NULL, NULL, 0));
-    ok_cu(cuLibraryLoadFromFile(&libs[1], path_of("kernels.fatbin"), NULL, NULL, 0, NULL, NULL,
-                                0));
+    ok_cu(cuLibraryLoadFromFile(&libs[1], path_of("kernels.fatbin"), NULL, NULL, 0, NULL, NULL, 0));
     assert_int_equal(gtemu_loads("cuModuleLoadData", "ptx"), 1);
     assert_int_equal(gtemu_loads("cuModuleLoadData", "cubin"), 1);
     assert_int_equal(gtemu_loads("cuModuleLoadFatBinary", "fatbin"), 1);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app_util.h"
+#include "test_support.h"
 
 /* Names only: the emulator runs no kernel code; on a GPU it returns. */
 static const char tick_ptx[] = ".version 8.0\n"
@@ -20,25 +21,16 @@ static const char tick_ptx[] = ".version 8.0\n"
                                "\tret;\n"
                                "}\n";
 
-static void ok(CUresult r, const char *what)
-{
-    if (r != CUDA_SUCCESS) {
-        const char *name = NULL;
-        cuGetErrorName(r, &name);
-        app_fail(what, name ? name : "?", (int)r);
-    }
-}
-
 /* Records start, runs `work`, records stop, waits for it; prints the
  * elapsed time as the program sees it. */
 #define TIMED(label, iteration, work)                                                              \
     do {                                                                                           \
-        ok(cuEventRecord(start, s), "cuEventRecord");                                              \
+        check_cu(cuEventRecord(start, s), "cuEventRecord");                                        \
         work;                                                                                      \
-        ok(cuEventRecord(stop, s), "cuEventRecord");                                               \
-        ok(cuEventSynchronize(stop), "cuEventSynchronize");                                        \
+        check_cu(cuEventRecord(stop, s), "cuEventRecord");                                         \
+        check_cu(cuEventSynchronize(stop), "cuEventSynchronize");                                  \
         float ms;                                                                                  \
-        ok(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");                            \
+        check_cu(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");                      \
         printf("%d %s %.4f ms\n", (iteration), (label), ms);                                       \
         /* Host work before the next start event (see tests/emu/README.md). */                     \
         usleep(5000);                                                                              \
@@ -49,37 +41,35 @@ int main(int argc, char **argv)
     app_program = "own_timing";
     long iterations = app_arg(argc, argv, 1, "iterations", 6, 1);
     long bytes = app_arg(argc, argv, 2, "bytes", 4194304, 4);
-    CUdevice dev;
-    CUcontext ctx;
+    CUcontext ctx = context_on_device0();
     CUmodule mod;
     CUfunction tick;
     CUstream s;
     CUevent start, stop;
     CUdeviceptr d;
     void *pinned;
-    ok(cuInit(0), "cuInit");
-    ok(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    ok(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    ok(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    ok(cuModuleLoadData(&mod, tick_ptx), "cuModuleLoadData");
-    ok(cuModuleGetFunction(&tick, mod, "tick"), "cuModuleGetFunction");
-    ok(cuStreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
-    ok(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-    ok(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-    ok(cuMemAlloc(&d, (size_t)bytes), "cuMemAlloc");
-    ok(cuMemAllocHost(&pinned, (size_t)bytes), "cuMemAllocHost");
+    check_cu(cuModuleLoadData(&mod, tick_ptx), "cuModuleLoadData");
+    check_cu(cuModuleGetFunction(&tick, mod, "tick"), "cuModuleGetFunction");
+    check_cu(cuStreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
+    check_cu(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+    check_cu(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+    check_cu(cuMemAlloc(&d, (size_t)bytes), "cuMemAlloc");
+    check_cu(cuMemAllocHost(&pinned, (size_t)bytes), "cuMemAllocHost");
     for (int i = 0; i < (int)iterations; i++) {
-        TIMED("copy", i, ok(cuMemcpyHtoDAsync(d, pinned, (size_t)bytes, s), "cuMemcpyHtoDAsync"));
-        TIMED("memset", i, ok(cuMemsetD32Async(d, 0, (size_t)bytes / 4, s), "cuMemsetD32Async"));
-        TIMED("kernel", i,
-              ok(cuLaunchKernel(tick, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel"));
+        TIMED("copy", i,
+              check_cu(cuMemcpyHtoDAsync(d, pinned, (size_t)bytes, s), "cuMemcpyHtoDAsync"));
+        TIMED("memset", i,
+              check_cu(cuMemsetD32Async(d, 0, (size_t)bytes / 4, s), "cuMemsetD32Async"));
+        TIMED(
+            "kernel", i,
+            check_cu(cuLaunchKernel(tick, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel"));
     }
-    ok(cuMemFreeHost(pinned), "cuMemFreeHost");
-    ok(cuMemFree(d), "cuMemFree");
-    ok(cuEventDestroy(start), "cuEventDestroy");
-    ok(cuEventDestroy(stop), "cuEventDestroy");
-    ok(cuStreamDestroy(s), "cuStreamDestroy");
-    ok(cuModuleUnload(mod), "cuModuleUnload");
-    ok(cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
+    check_cu(cuMemFreeHost(pinned), "cuMemFreeHost");
+    check_cu(cuMemFree(d), "cuMemFree");
+    check_cu(cuEventDestroy(start), "cuEventDestroy");
+    check_cu(cuEventDestroy(stop), "cuEventDestroy");
+    check_cu(cuStreamDestroy(s), "cuStreamDestroy");
+    check_cu(cuModuleUnload(mod), "cuModuleUnload");
+    check_cu(cuCtxDestroy(ctx), "cuCtxDestroy");
     return 0;
 }
