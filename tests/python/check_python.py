@@ -193,6 +193,17 @@ def check_memory(report, manifest):
               f"the program made {allocs} and {frees}")
 
 
+def check_no_leak(report):
+    # None of these programs leaks: what Numba and cuda.core free late (deferred
+    # frees, finalizers, context teardown at interpreter exit) is freed all the
+    # same, and must be neither counted as leaked nor advised about.
+    leaked = {d["device"]: d["leaked_allocs"] for d in report["memory"]["devices"]
+              if d["leaked_allocs"]}
+    check(not leaked, f"memory counted as leaked at exit: {leaked}")
+    rules = [a["rule"] for a in report["advice"]]
+    check("leak" not in rules, f"leak advice for a program that frees everything: {rules}")
+
+
 def check_compile(report, manifest):
     for key, g, w in paired("compile", report["compile"], manifest["compile"],
                             ("api", "name", "ok")):
@@ -264,6 +275,7 @@ def main():
             check_kernels(report, manifest, stats)
             check_transfers(report, manifest)
             check_memory(report, manifest)
+            check_no_leak(report)
             check_compile(report, manifest)
             check_modules(report, manifest, stats)
             check_nvtx(report, manifest)
