@@ -107,10 +107,20 @@ static const char *only_this(const char *name, void *ctx)
     return strcmp(name, l->name) == 0 ? l->value : NULL;
 }
 
+/* A value of blanks only is no value: the shim takes it as unset, so the
+ * command refuses it rather than pass on what would silently mean the
+ * default (`-o "   "` would write nothing). */
+static int blank(const char *v)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    return *v == '\0';
+}
+
 /* 0 when the shim's parser accepts the value; else an error line. */
 static int validate(const setting *s)
 {
-    if (!s->value[0]) {
+    if (blank(s->value)) {
         gt_cli_error("%s needs a value (see gputrace --help)", s->option);
         return -1;
     }
@@ -146,16 +156,24 @@ static void check_configuration(void)
 }
 
 /* A relative output template becomes absolute, so that a program that
- * changes directory still writes where gputrace was run. A template that
- * starts with a % directive is left alone: it may expand to a root. */
+ * changes directory (or a script that runs programs elsewhere) still
+ * writes where gputrace was run. The test and the rule are the library's
+ * own: a template that expands to an absolute path (%q{HOME}/r) stays as
+ * it is, and a % in the directory stays a %. The program keeps this pid
+ * (gputrace execs it), so %p expands to the same here. */
+static const char *env_value(const char *name)
+{
+    return getenv(name);
+}
+
 static char *absolute_template(const char *tmpl)
 {
-    if (tmpl[0] == '/' || tmpl[0] == '%') return strdup(tmpl);
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) return strdup(tmpl);
-    char *out = NULL;
-    if (asprintf(&out, "%s/%s", cwd, tmpl) < 0) return NULL;
-    return out;
+    char host[256] = "", cwd[PATH_MAX], out[PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    if (!gt_output_relative(tmpl, getpid(), host, env_value) || !getcwd(cwd, sizeof cwd) ||
+        gt_output_anchor(tmpl, cwd, out, sizeof out) != 0)
+        return strdup(tmpl);
+    return strdup(out);
 }
 
 static int unknown_option(char **argv, int opt)

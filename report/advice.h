@@ -20,7 +20,10 @@
  *   ptx-jit                a module loaded from PTX (the driver compiles it);
  *                          the fix named is the one for where the PTX of the
  *                          most JIT time came from (enum gt_ptx_source)
- *   leak                   device memory still allocated at exit
+ *   leak                   device memory still held when the process ended:
+ *                          neither freed (at any time, in atexit handlers
+ *                          and destructors too) nor released with its
+ *                          context (destroyed or reset)
  * Each counts its occurrences and names the worst one. A rule whose
  * category is disabled stays silent. */
 #ifndef GT_ADVICE_H

@@ -128,6 +128,7 @@ static void add_category(gt_report *r, const gt_event *ev)
         break;
     case GT_EV_ALLOC:
     case GT_EV_FREE:
+    case GT_EV_CTX_END:
         if (ok && gt_report_enabled(r, GT_CAT_MEMORY)) gt_memory_add(&r->memory, ev);
         break;
     case GT_EV_COMPILE:
@@ -160,10 +161,11 @@ static void add_category(gt_report *r, const gt_event *ev)
 }
 
 /* A record made outside a capture window: not an event of the report; an
- * allocation or free only moves the memory in use (memory.c). */
+ * allocation, a free or a context's end only moves the memory in use
+ * (memory.c). */
 static void add_uncaptured(gt_report *r, const gt_event *ev)
 {
-    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE;
+    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
     if (memory && ev->result == 0 && !(ev->flags & GT_EVF_NESTED) &&
         gt_report_enabled(r, GT_CAT_MEMORY))
         gt_memory_add(&r->memory, ev);
@@ -188,6 +190,12 @@ void gt_report_add(gt_report *r, const gt_event *ev)
         gt_report_enabled(r, GT_CAT_SYNC))
         add_host_row(row_of(r, GT_CAT_SYNC, ev->api, 0, 0), ev);
     if (ev->api && gt_report_enabled(r, GT_CAT_API)) add_api(r, ev);
+}
+
+void gt_report_add_after_cut(gt_report *r, const gt_event *ev)
+{
+    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
+    if (memory && !(ev->flags & GT_EVF_NESTED)) add_category(r, ev);
 }
 
 unsigned gt_report_key_strings(enum gt_category c)

@@ -31,6 +31,9 @@ struct gt_report {
     char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
     gt_capture_info capture;  /* capture.c; valid when capture_set */
     bool capture_set;
+    uint64_t late;          /* records made after the cut (only their memory effect is kept) */
+    uint64_t late_gpu_work; /* of them, kernel launches, copies and memsets */
+    uint64_t gpu_pending;   /* GPU work reported without GPU time: still pending at the end */
     gt_table tables[GT_CAT_COUNT]; /* tables[GT_CAT_MEMORY] stays empty */
     gt_memory memory;
     gt_nvtx nvtx;

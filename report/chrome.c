@@ -101,6 +101,7 @@ static enum gt_category category_of(uint8_t kind)
         return GT_CAT_MEMSET;
     case GT_EV_ALLOC:
     case GT_EV_FREE:
+    case GT_EV_CTX_END:
         return GT_CAT_MEMORY;
     case GT_EV_COMPILE:
         return GT_CAT_COMPILE;
@@ -413,6 +414,7 @@ void gt_timeline_add(gt_timeline *tl, const gt_event *ev)
     }
     case GT_EV_ALLOC:
     case GT_EV_FREE:
+    case GT_EV_CTX_END:
         host_slice(tl, ev, false); /* the counter comes from the report (memory_changed) */
         break;
     case GT_EV_NVTX_PUSH:

@@ -34,7 +34,7 @@ enum gt_event_kind {
     GT_EV_MEMCPY,     /* u.copy, bytes; GPU times when timed */
     GT_EV_MEMSET,     /* bytes; GPU times when timed */
     GT_EV_ALLOC,      /* u.mem, bytes */
-    GT_EV_FREE,       /* u.mem (bytes unknown to the hook: 0) */
+    GT_EV_FREE,       /* u.mem (bytes unknown to the hook: 0; u.mem.ctx unused) */
     GT_EV_COMPILE,    /* name = program name, u.compile, bytes = input size */
     GT_EV_MODULE,     /* u.module, bytes = image size */
     GT_EV_SYNC,       /* host blocked from host_start to host_end */
@@ -44,6 +44,9 @@ enum gt_event_kind {
     GT_EV_NVTX_END,
     GT_EV_NVTX_MARK,
     GT_EV_THREAD_NAME, /* name = the thread's name, tid = the thread */
+    /* A context destroyed, or a primary context reset or released for the
+     * last time (u.mem.ctx): memory still allocated in it goes with it. */
+    GT_EV_CTX_END,
     GT_EV_KIND_COUNT
 };
 
@@ -133,6 +136,9 @@ typedef struct gt_event {
         } copy;
         struct {
             uint64_t addr;
+            /* The context an allocation belongs to (VMM memory: none, 0),
+             * the one a GT_EV_CTX_END ends; a handle's value, as an id. */
+            uint64_t ctx;
             uint8_t mem_kind; /* enum gt_mem_kind */
         } mem;
         struct {

@@ -200,10 +200,11 @@ void gt_memory_window_open(gt_memory *m, uint64_t time)
         note_delta(m, &m->devices[i], time, 0, true);
 }
 
-static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
-                          bool in_window)
+/* An allocation ends: no longer live, its bytes no longer in use (a
+ * moment of a capture window when in_window). */
+static void end_allocation(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
+                           bool in_window)
 {
-    d->frees += in_window;
     d->live_allocs--;
     d->current_bytes -= bytes;
     note_delta(m, d, time, -(int64_t)bytes, in_window);
@@ -212,6 +213,13 @@ static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, 
 static bool counted(const gt_event *ev)
 {
     return !(ev->flags & GT_EVF_UNCAPTURED);
+}
+
+static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
+                          bool in_window)
+{
+    d->frees += in_window;
+    end_allocation(m, d, bytes, time, in_window);
 }
 
 static void add_alloc(gt_memory *m, const gt_event *ev)
@@ -232,6 +240,7 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
         gt_mem_block blk = {.addr = ev->u.mem.addr,
                             .time = ev->host_start,
                             .bytes = ev->bytes,
+                            .ctx = space == SPACE_VMM_HANDLE ? 0 : ev->u.mem.ctx,
                             .device = d->device,
                             .space = space,
                             .kind = ev->u.mem.mem_kind,
@@ -272,8 +281,31 @@ static void add_free(gt_memory *m, const gt_event *ev)
         d->unknown_frees++;
 }
 
+/* The live allocations of the context, made before its end, go with it.
+ * Rare (a few per process): a walk over every live block. */
+static void end_context(gt_memory *m, const gt_event *ev)
+{
+    uint64_t ctx = ev->u.mem.ctx;
+    if (!ctx) return;
+    for (uint32_t b = 0; b < m->live.nblocks; b++) {
+        gt_mem_block *blk = &m->live.blocks[b];
+        if (blk->next == UINT32_MAX || blk->ctx != ctx || blk->time > ev->host_start) continue;
+        gt_mem_device *d = device_row(m, blk->device);
+        if (d) {
+            d->ctx_released_allocs++;
+            d->ctx_released_bytes += blk->bytes;
+            end_allocation(m, d, blk->bytes, ev->host_start, counted(ev));
+        }
+        map_remove(&m->live, blk);
+    }
+}
+
 void gt_memory_add(gt_memory *m, const gt_event *ev)
 {
+    if (ev->kind == GT_EV_CTX_END) {
+        end_context(m, ev);
+        return;
+    }
     if (ev->u.mem.addr == 0) return; /* freeing NULL does nothing */
     if (ev->kind == GT_EV_ALLOC)
         add_alloc(m, ev);

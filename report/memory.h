@@ -1,5 +1,6 @@
 /* The `memory` category: allocations and frees per device, current and
- * peak bytes, what is still allocated at exit.
+ * peak bytes, how allocations ended (freed, released with their context,
+ * still held at exit).
  *
  * Records of different threads can reach the report out of order: a free
  * can arrive before the allocation it releases, an address can be reused
@@ -27,7 +28,12 @@
  * what is still allocated at the end are right whenever the allocations
  * were made; allocations and frees are counted, and the peak taken, only
  * inside windows. Each window's opening is a moment inside it, so the
- * bytes in use then count towards the peak (gt_memory_window_open). */
+ * bytes in use then count towards the peak (gt_memory_window_open).
+ *
+ * How memory ended: freed by the program (a free, whenever it came);
+ * released with its context (still allocated when a GT_EV_CTX_END record
+ * ended the context it was allocated in: the driver freed it); or still
+ * held when the process ended (live at the report: leaked). */
 #ifndef GT_MEMORY_H
 #define GT_MEMORY_H
 
@@ -63,7 +69,9 @@ typedef struct gt_mem_device {
     uint64_t frees;
     uint64_t current_bytes;
     uint64_t peak_bytes;
-    uint64_t live_allocs;   /* still allocated: leaked when the report is written */
+    uint64_t live_allocs;         /* still allocated: still held (leaked) at the end */
+    uint64_t ctx_released_allocs; /* released with their context, never freed */
+    uint64_t ctx_released_bytes;
     uint64_t unknown_frees; /* frees past the pending cap */
     uint64_t pending_frees; /* frees waiting for their allocation: unknown at the end */
     /* The changes not yet folded, in arrival order, and the fold: bytes in
@@ -81,6 +89,7 @@ typedef struct gt_mem_block {
     uint64_t addr;
     uint64_t time; /* host_start of the allocation or free */
     uint64_t bytes;
+    uint64_t ctx; /* the allocation's context; 0: none (VMM), never released with one */
     int32_t device;
     uint32_t next; /* chain in the bucket, block number + 1 */
     uint8_t space; /* address space: device pointers, host pointers, VMM handles */
@@ -118,7 +127,8 @@ typedef struct gt_mem_leak {
  * for pinned host memory and records without a device. */
 int32_t gt_memory_device_of(const gt_event *ev);
 
-/* GT_EV_ALLOC and GT_EV_FREE records that succeeded. */
+/* GT_EV_ALLOC, GT_EV_FREE and GT_EV_CTX_END records that succeeded. A
+ * context's end releases the live allocations made in it before it. */
 void gt_memory_add(gt_memory *m, const gt_event *ev);
 void gt_memory_free(gt_memory *m);
 

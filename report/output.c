@@ -115,6 +115,25 @@ int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*
     return builder_result(&b);
 }
 
+bool gt_output_relative(const char *tmpl, int pid, const char *host,
+                        const char *(*get)(const char *))
+{
+    char probe[PATH_MAX];
+    /* A template too long to expand is refused when the files are named. */
+    return gt_output_expand(tmpl, pid, host, get, probe, sizeof probe) == 0 && probe[0] != '/';
+}
+
+int gt_output_anchor(const char *tmpl, const char *dir, char *out, size_t cap)
+{
+    path_builder b;
+    builder_init(&b, out, cap);
+    for (const char *p = dir; *p; p++)
+        append(&b, *p == '%' ? "%%" : p, *p == '%' ? 2 : 1);
+    if (!dir[0] || dir[strlen(dir) - 1] != '/') append(&b, "/", 1);
+    append_str(&b, tmpl);
+    return builder_result(&b);
+}
+
 int gt_output_file_name(const char *base, enum gt_output_format f, char *out, size_t cap)
 {
     path_builder b;

@@ -29,9 +29,12 @@ void gt_report_destroy(gt_report *r)
     free(r);
 }
 
-void gt_report_add_dropped(gt_report *r, uint64_t n)
+void gt_report_set_counts(gt_report *r, const gt_report_counts *c)
 {
-    r->dropped += n;
+    r->dropped = c->dropped;
+    r->late = c->late;
+    r->late_gpu_work = c->late_gpu_work;
+    r->gpu_pending = c->gpu_pending;
 }
 
 void gt_report_set_gpu_timing_off(gt_report *r, const char *reason)

@@ -2,8 +2,12 @@
  * order, then a few more after them where a table knows more (memset
  * "async" first, as it is that table's key; "timed" on kernel, memcpy and
  * memset rows: the calls that have a time, so that the statistics' count
- * is known; "graph" on kernel rows: true on the row of graph launches).
- * Rows in report order: total time descending, ties by key. */
+ * is known; "graph" on kernel rows: true on the row of graph launches;
+ * totals "late_events" (SPEC §11) and "gpu_pending_at_exit"; memory
+ * devices "leaked_bytes", "unknown_frees" and how memory not freed ended:
+ * "context_released_allocs"/"_bytes" went with their context, "leaked_*"
+ * was still held when the process ended). Rows in report order: total
+ * time descending, ties by key. */
 #include <stdlib.h>
 
 #include "aggregate.h"
@@ -84,6 +88,8 @@ static void write_totals(json_ctx *c)
     gt_json_kv_uint(&c->w, "dropped", c->r->dropped);
     gt_json_kv_uint(&c->w, "gpu_busy_ns", gt_gpu_busy_ns(&c->r->busy));
     gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
+    gt_json_kv_uint(&c->w, "late_events", c->r->late);
+    gt_json_kv_uint(&c->w, "gpu_pending_at_exit", c->r->gpu_pending);
     gt_json_object_end(&c->w);
 }
 
@@ -227,6 +233,8 @@ static void write_memory(json_ctx *c)
         gt_json_kv_uint(&c->w, "leaked_allocs", d->live_allocs);
         gt_json_kv_uint(&c->w, "leaked_bytes", d->current_bytes);
         gt_json_kv_uint(&c->w, "unknown_frees", gt_memory_unknown_frees(d));
+        gt_json_kv_uint(&c->w, "context_released_allocs", d->ctx_released_allocs);
+        gt_json_kv_uint(&c->w, "context_released_bytes", d->ctx_released_bytes);
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);

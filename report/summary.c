@@ -36,8 +36,10 @@ static void write_header(const gt_summary *s)
                       gt_summary_percent(busy_ns, seen, share, sizeof share),
                       captured ? " of captured" : "");
     if (n > 0 && (size_t)n < sizeof rest)
-        snprintf(rest + n, sizeof rest - (size_t)n, " | %" PRIu64 " events | %" PRIu64 " dropped",
-                 s->r->events, s->r->dropped);
+        n += snprintf(rest + n, sizeof rest - (size_t)n,
+                      " | %" PRIu64 " events | %" PRIu64 " dropped", s->r->events, s->r->dropped);
+    if (s->r->late && n > 0 && (size_t)n < sizeof rest)
+        snprintf(rest + n, sizeof rest - (size_t)n, " | %" PRIu64 " late", s->r->late);
     const char *prefix = "gputrace: ";
     char *command =
         gt_text_safe(s->p && s->p->command && s->p->command[0] ? s->p->command : "(unknown)");
@@ -66,6 +68,20 @@ static void write_header(const gt_summary *s)
                 "gputrace: warning: %" PRIu64 " events were dropped because the event buffers were "
                 "full: every table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n",
                 s->r->dropped);
+    /* Late events are usual (the CUDA runtime's own teardown makes some):
+     * worth a line only when GPU work is among them. */
+    if (s->r->late_gpu_work)
+        fprintf(s->out,
+                "gputrace: note: %" PRIu64 " kernel launches, copies and memsets came after the "
+                "report was cut (threads still at work as the process ended): they count as late, "
+                "not in the tables\n",
+                s->r->late_gpu_work);
+    if (s->r->gpu_pending)
+        fprintf(s->out,
+                "gputrace: note: %" PRIu64 " GPU operations were still pending when the report was "
+                "cut (running, or their times not read in the time an exit allows): they are "
+                "counted without GPU time\n",
+                s->r->gpu_pending);
 }
 
 static const char *device_name(int32_t device, char *buf, size_t cap)
@@ -110,30 +126,45 @@ static void write_memory(gt_summary *s)
     }
     fprintf(s->out, "memory: %u %s, %" PRIu64 " allocations, %" PRIu64 " frees\n", gpus,
             gpus == 1 ? "GPU" : "GPUs", allocs, frees);
+    /* Released: only when some memory went with its context, so that the
+     * common table stays as narrow as it was. */
+    bool released = false;
+    for (uint32_t i = 0; i < m->ndevices; i++)
+        released |= m->devices[i].ctx_released_allocs != 0;
     static const gt_text_column cols[] = {
-        {"Device", false, false}, {"Allocs", true, false}, {"Frees", true, false},
-        {"Current", true, false}, {"Peak", true, false},   {"Leaked", true, false},
+        {"Device", false, false},  {"Allocs", true, false}, {"Frees", true, false},
+        {"Current", true, false},  {"Peak", true, false},   {"Leaked", true, false},
+        {"Released", true, false},
     };
     gt_text_table tt;
-    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0] - !released);
     for (uint32_t i = 0; i < m->ndevices; i++) {
         const gt_mem_device *d = &m->devices[i];
         char dev[32], n_allocs[24], n_frees[24], cur[GT_FORMAT_CAP], peak[GT_FORMAT_CAP],
-            leaked[GT_FORMAT_CAP + 32], lb[GT_FORMAT_CAP];
+            leaked[GT_FORMAT_CAP + 32], lb[GT_FORMAT_CAP], gone[GT_FORMAT_CAP + 32],
+            gb[GT_FORMAT_CAP];
         snprintf(n_allocs, sizeof n_allocs, "%" PRIu64, d->allocs);
         snprintf(n_frees, sizeof n_frees, "%" PRIu64, d->frees);
         snprintf(leaked, sizeof leaked, "%" PRIu64 " (%s)", d->live_allocs,
                  gt_format_bytes(d->current_bytes, lb, sizeof lb));
+        snprintf(gone, sizeof gone, "%" PRIu64 " (%s)", d->ctx_released_allocs,
+                 gt_format_bytes(d->ctx_released_bytes, gb, sizeof gb));
         const char *cells[] = {device_name(d->device, dev, sizeof dev),
                                n_allocs,
                                n_frees,
                                gt_format_bytes(d->current_bytes, cur, sizeof cur),
                                gt_format_bytes(d->peak_bytes, peak, sizeof peak),
-                               leaked};
+                               leaked,
+                               gone};
         gt_text_table_add(&tt, cells);
     }
     if (gt_text_table_print(&tt, s->out, GT_TEXT_WIDTH) != 0) s->rc = -1;
     gt_text_table_free(&tt);
+    if (released)
+        fprintf(s->out,
+                "%snote: Leaked is memory still held when the process ended; Released, memory "
+                "never freed but released with its context (destroyed or reset)\n",
+                GT_TEXT_INDENT);
     if (s->v >= GT_VERB_VERBOSE)
         for (uint32_t i = 0; i < m->ndevices; i++)
             write_leaks(s, &m->devices[i]);

@@ -1,8 +1,9 @@
 /* SPEC §3: the environment variables, parsed once at load.
  *
  * Rules, the same for every variable:
- * - unset or empty: the default, silently (an empty assignment is the
- *   usual shell way to switch a variable off);
+ * - unset, empty or only blanks: the default, silently (an empty
+ *   assignment is the usual shell way to switch a variable off; a blank
+ *   one must not become a file named with spaces);
  * - keywords are matched case-insensitively, and blanks around them and
  *   around list items are ignored; empty list items are skipped;
  * - a value with anything wrong in it (one unknown list item included) is
@@ -326,8 +327,9 @@ void gt_config_parse(gt_config *cfg, gt_getenv_fn get, void *ctx)
     set_defaults(cfg);
     for (int var = 0; var < GT_VAR_COUNT; var++) {
         const char *value = get(var_names[var], ctx);
-        if (!value || !value[0]) continue;
+        if (!value) continue;
         size_t len = strlen(value);
+        if (trim((span){value, len}).len == 0) continue;
         /* Each parser writes cfg only once the whole value is valid. */
         if (parsers[var]((span){value, len}, cfg) != 0)
             add_warning(cfg, (enum gt_config_var)var, value, len);

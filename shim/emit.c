@@ -69,6 +69,31 @@ static int file_path(const char *base, enum gt_output_format f, char *path, size
     return -1;
 }
 
+void gt_emit_anchor_output(gt_config *cfg)
+{
+    char host[256] = "", cwd[GT_PATH_MAX], anchored[GT_PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    if (!cfg->output[0] || !gt_output_relative(cfg->output, getpid(), host, env_value)) return;
+    char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
+    gt_escape(shown, sizeof shown, cfg->output, strlen(cfg->output), GT_SHOWN_VALUE_MAX);
+    if (!getcwd(cwd, sizeof cwd)) {
+        gt_warn("GPUTRACE_OUTPUT '%s' is relative and the working directory is unknown (%s): "
+                "the files go to the working directory at exit",
+                shown, strerror(errno));
+    } else if (gt_output_anchor(cfg->output, cwd, anchored, sizeof anchored) != 0) {
+        gt_warn("GPUTRACE_OUTPUT '%s' made absolute is too long: the files go to the working "
+                "directory at exit",
+                shown);
+    } else {
+        memcpy(cfg->output, anchored, strlen(anchored) + 1);
+    }
+}
+
+void gt_emit_prepare_trace(const gt_config *cfg)
+{
+    if (cfg->output[0] && (cfg->formats & GT_FMT_BIT(GT_OUTPUT_CHROME))) gt_fd_grow_table();
+}
+
 void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
                          uint64_t origin_ns)
 {
@@ -145,7 +170,10 @@ static void complete_trace(gt_trace *trace, const gt_process_info *p, const char
         gt_stream_file_discard(&trace->file);
     } else if (rc != 0) {
         gt_stream_file_discard(&trace->file);
-        snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
+        if (failure == EBADF) /* the outbuf's word for a descriptor no longer the file */
+            snprintf(why, sizeof why, "%s: %s", path, GT_STREAM_FILE_TAKEN);
+        else
+            snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
         warn_not_written(why);
     } else if (gt_stream_file_commit(&trace->file, path, why, sizeof why) != 0) {
         warn_not_written(why);

@@ -253,18 +253,21 @@ void gt_gpu_pool_retire(CUcontext ctx)
     if (was) {
         gt_gpu_scope scope;
         int entered = gt_gpu_scope_enter(&scope, ctx);
+        /* After the report's cut no GPU time is read any more: a context
+         * ended then (the runtime's teardown) is not waited for. */
+        int wait = entered && !gt_pipeline_cutting();
         /* No pair joins the list any more (the generation changed), so it
          * is walked without the lock while waiting for the GPU; the drain
          * may resolve some meanwhile, their events stay alive. */
         pthread_mutex_lock(&pool->lock);
         gt_gpu_pair *all = pool->pairs;
         pthread_mutex_unlock(&pool->lock);
-        for (gt_gpu_pair *p = all; entered && p; p = p->all_next)
+        for (gt_gpu_pair *p = all; wait && p; p = p->all_next)
             if (atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_PENDING)
                 gt_gpu_drv.event_synchronize(p->stop);
         /* After every pending stop: an epoch near the pairs that have no
          * usable one of their own. */
-        if (entered) gt_gpu_epoch_record(pool, 1);
+        if (wait) gt_gpu_epoch_record(pool, 1);
         pthread_mutex_lock(&pool->lock);
         strip_locked(pool, entered);
         pthread_mutex_unlock(&pool->lock);

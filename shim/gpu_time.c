@@ -264,6 +264,8 @@ static gt_gpu_pair *begin_timed(CUstream stream, int per_thread)
 gt_gpu_pair *gt_gpu_begin(CUstream stream, int per_thread)
 {
     if (GT_UNLIKELY(gt_cfg.gpu_timing != GT_GPU_TIMING_EVENTS)) return NULL;
+    /* After the report's cut GPU times are read no more: work then is late. */
+    if (GT_UNLIKELY(gt_pipeline_cutting())) return NULL;
     int saved = errno;
     gt_gpu_pair *p = begin_timed(stream, per_thread);
     errno = saved;
@@ -333,10 +335,11 @@ static void log_stats(void)
 
 /* Registered when the first GPU work is seen, so after the CUDA runtime's
  * own handler (registered at its initialisation) and therefore run before
- * it: pending pairs are read while their contexts exist. */
+ * it: pending pairs are read while their contexts exist. Only the cut: the
+ * final report waits for the memory the teardown frees. */
 static void exit_work(void)
 {
-    gt_shutdown();
+    gt_exit_cut();
     if (gt_log_debug_enabled()) log_stats();
 }
 

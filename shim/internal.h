@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "chrome.h"
 #include "event.h"
@@ -223,8 +224,9 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 /* --------------------------------------------------------- buffer.c, chunks
  * A chunk is one mmap'ed block: a 128-byte header, then gt_event slots.
  * Ownership moves: owner thread (OPEN) -> publish list (PUBLISHED) -> drain
- * -> free stack -> a new owner; or, at exit, OPEN -> STOLEN by the
- * collector, after which the owner's further stores are never read. */
+ * -> free stack -> a new owner; or, at an end step, OPEN -> STOLEN by the
+ * drain, which then reads what the owner commits until the owner moves on
+ * to another chunk, and recycles it. */
 
 enum gt_chunk_state { GT_CHUNK_OPEN, GT_CHUNK_PUBLISHED, GT_CHUNK_STOLEN };
 
@@ -248,6 +250,12 @@ struct gt_chunk {
             uint32_t owner; /* registration serial of the owner thread */
             uint32_t limit; /* drain: records to consume */
             uint32_t done;  /* drain: records already consumed */
+            /* Set by the owner when it takes the chunk: the seq its first
+             * record gets (its thread's chunks are ordered by it), and its
+             * registry node (a stolen chunk is its thread's to write for
+             * as long as the node's `current` is this chunk). */
+            uint64_t first_seq;
+            gt_thread *thr;
         } h;
         char header_bytes[128];
     };
@@ -409,10 +417,12 @@ uint32_t gt_pool_capacity(void);
  * first, and their number. */
 gt_chunk *gt_publish_take(uint32_t *n);
 
-/* Exit collection: competes with each live thread for its current chunk
- * (OPEN -> STOLEN) and returns those won, with limit = the committed count
- * at that moment, linked through h.next. Recording is closed first. */
-gt_chunk *gt_buffer_collect_live(void);
+/* The end steps (drain.c): competes with each live thread for its current
+ * chunk (OPEN -> STOLEN) and returns those won, with limit = the committed
+ * count at that moment, linked through h.next. The thread goes on writing
+ * a stolen chunk until it is full, then takes another without publishing
+ * it: what it committed meanwhile is for the drain to read. */
+gt_chunk *gt_buffer_steal_live(void);
 void gt_buffer_open(void);  /* after gt_pool_init: records may be begun */
 void gt_buffer_close(void); /* no new chunk is handed out any more */
 
@@ -441,17 +451,26 @@ typedef struct gt_gpu_resolver {
 void gt_set_gpu_resolver(const gt_gpu_resolver *r); /* store-release; NULL removes */
 const char *gt_gpu_timing_off_reason(void);         /* the registered resolver's, or NULL */
 
+/* Every record is reported (consumed before the cut), dropped before the
+ * cut, or late (consumed after it, or dropped after it). */
 typedef struct gt_pipeline_totals {
-    uint64_t records; /* records passed to consume() */
-    uint64_t dropped;
+    uint64_t records; /* records passed to the consumer up to the cut (all, before it) */
+    uint64_t dropped; /* records that could not be stored, up to the cut */
+    uint64_t late;    /* records made after the cut, consumed or dropped */
+    /* Reported records whose GPU work was still pending when an end step
+     * stopped waiting for it: reported without GPU time. */
+    uint64_t gpu_given_up;
     int signal; /* the signal that made the report, 0 at a normal exit */
+    int final;  /* the last report; 0 for one made before an exec */
 } gt_pipeline_totals;
 
 typedef struct gt_pipeline_params {
-    size_t chunk_bytes;     /* multiple of 4096, at least GT_CHUNK_MIN_BYTES */
-    size_t cap_bytes;       /* memory cap for chunks */
-    int drain_thread;       /* 0: records wait until gt_pipeline_drain_now/finish */
-    unsigned final_wait_ms; /* at the end: how long pending GPU times are awaited */
+    size_t chunk_bytes; /* multiple of 4096, at least GT_CHUNK_MIN_BYTES */
+    size_t cap_bytes;   /* memory cap for chunks */
+    int drain_thread;   /* 0: records wait until gt_pipeline_drain_now/finish */
+    /* At the cut and at a report: how long pending GPU times are awaited
+     * before they are given up. */
+    unsigned final_wait_ms;
     unsigned idle_sleep_ms; /* longest drain sleep with nothing to do */
     /* Called on the draining thread for each record, in each thread's
      * order, host times still in ticks. */
@@ -460,13 +479,23 @@ typedef struct gt_pipeline_params {
      * records of one thread (n >= 1): the consumer's per-record set-up is
      * paid once per run. */
     void (*consume_run)(gt_event *ev, uint32_t n, void *ctx);
-    /* Called once on the finishing thread after the last record. */
+    /* Called on the draining thread once, at the cut: every record
+     * consumed afterwards is late. */
+    void (*cut)(void *ctx);
+    /* Called on the draining thread for each report: before an exec
+     * (final 0), and once at the end (final 1). */
     void (*finished)(const gt_pipeline_totals *t, void *ctx);
     void *ctx;
 } gt_pipeline_params;
 
-#define GT_FINAL_GPU_WAIT_MS 2000u /* pending GPU times at the end */
-#define GT_FINISH_WAIT_MS 5000u    /* the longest a program thread waits for the report */
+/* What an end step adds to the program's exit or exec, at most, besides
+ * writing the files: pending GPU times are awaited GT_GPU_WAIT_MS (the
+ * rest of the 100 ms goes to consuming what is left and giving up what is
+ * still pending). */
+#define GT_GPU_WAIT_MS 30u
+/* The longest a program thread waits for an end step: a bound for a
+ * report stuck writing its files, far above what one takes. */
+#define GT_FINISH_WAIT_MS 5000u
 
 /* (Re)starts the pipeline with every buffer empty and no drain thread yet.
  * No other thread may be recording. */
@@ -481,19 +510,76 @@ void gt_drain_wake(void);
 /* Tests without a drain thread: one drain pass on the calling thread. */
 void gt_pipeline_drain_now(void);
 
-/* Closes recording, collects every thread's committed records, drains
- * them (awaiting pending GPU times up to final_wait_ms) and calls
- * finished(). Exactly once per pipeline start, whoever calls first: the
- * work runs on the drain thread when there is one (the caller waits up to
- * wait_ms), else on the caller. Returns 0 when finished, -1 on timeout. */
+/* The end steps. Each is made on the drain thread when there is one (the
+ * caller waits up to wait_ms), else on the caller; each returns 0 once
+ * made, -1 on timeout.
+ *
+ * The cut, exactly once: every thread's committed records are taken and
+ * consumed (pending GPU times awaited up to final_wait_ms, then given
+ * up), then params.cut(). Recording goes on. */
+int gt_pipeline_cut(unsigned wait_ms);
+
+/* A report of everything recorded so far (records taken as at the cut),
+ * passed to finished() with final 0; recording goes on. Nothing when
+ * nothing was ever recorded. After the final report, nothing. */
+int gt_pipeline_report(unsigned wait_ms);
+
+/* The cut if not made yet, then, exactly once: recording closes, every
+ * record is consumed, finished() with final 1. */
 int gt_pipeline_finish(unsigned wait_ms);
 
-/* Async-signal-safe: asks the drain thread to finish for signal `sig` and
- * waits up to wait_ms. Returns -1 at once when there is no drain thread
- * (then nothing was recorded and no CUDA call was seen). */
+/* Async-signal-safe: asks the drain thread for the final report for signal
+ * `sig` and waits up to wait_ms. Returns -1 at once when there is no drain
+ * thread (then nothing was recorded and no CUDA call was seen). */
 int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms);
 
-int gt_pipeline_finished(void);
+int gt_pipeline_finished(void); /* the final report was made */
+
+/* 1 from the start of the cut: GPU work needs no event pairs any more. */
+int gt_pipeline_cutting(void);
+
+/* ------------------------------------------------- drain.c and end.c
+ * end.c says when each end step is made and makes it with the drain's
+ * means, on the drain thread (or, without one, on the thread that asked). */
+
+enum gt_drain_state {
+    GT_DRAIN_NONE,     /* not started: starts at first use */
+    GT_DRAIN_STARTING, /* pthread_create in progress */
+    GT_DRAIN_RUNNING,
+    GT_DRAIN_FAILED, /* could not start: records wait until the end */
+    GT_DRAIN_BARRED  /* an end step was made without one: never starts */
+};
+
+/* The drain thread's state once settled (enum gt_drain_state); with
+ * `bar`, a drain not started never will be. */
+int gt_drain_settled(int bar);
+int gt_drain_running(void); /* async-signal-safe */
+
+/* The draining thread's side of the steps. Settle: every record so far
+ * taken (live chunks stolen) and consumed, pending GPU times awaited at
+ * most final_wait_ms from now, then given up. Cut: what is consumed from
+ * now on is late; params.cut. Last: recording closed, every record
+ * consumed. Report: params.finished with the totals so far. */
+void gt_drain_settle(void);
+void gt_drain_cut(void);
+void gt_drain_last(void);
+void gt_drain_report(int final, int sig);
+
+/* For the drain thread: whether a step is asked for (relaxed: a pass
+ * working through a backlog gives way), the steps asked for since the
+ * last take (and the signal of a final one), and making them (1 once the
+ * final report is made). */
+int gt_end_asked(void);
+uint32_t gt_end_take(int *sig);
+int gt_end_work(uint32_t steps, int sig);
+void gt_end_reset(void); /* with the pipeline's start */
+
+/* futex(2) on a private word; and ns as a timespec. */
+long gt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout);
+static inline struct timespec gt_ns_timespec(uint64_t ns)
+{
+    return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+}
 
 /* --------------------------------------------------------------- collect.c
  * The consumer of the shim's pipeline: ticks -> ns, the error name, a debug
@@ -510,9 +596,12 @@ void gt_collect_record(gt_event *ev, void *ctx);
 void gt_collect_records(gt_event *ev, uint32_t n, void *ctx); /* a run: consume_run */
 void gt_collect_flush_debug(void); /* debug lines are written in batches */
 
-/* After the last record: the dropped count, the report's end, then the
- * summary and files (gt_emit). */
-void gt_collect_finish(uint64_t dropped, const gt_process_info *p);
+/* params.cut: records from now on are late (gt_report_add_after_cut). */
+void gt_collect_cut(void *ctx);
+
+/* A report (params.finished): the pipeline's counts, the report's end,
+ * then the summary and files (gt_emit). */
+void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p);
 gt_report *gt_collect_report(void); /* created on first use; NULL without memory */
 
 /* Interned names shared by hooks and report (one table per process). */
@@ -521,12 +610,23 @@ gt_strtab *gt_names(void);
 /* ------------------------------------------------------------------ init.c
  * Process life. */
 
-/* The exit work, exactly once: publish every thread's records, finish the
- * drain, write the summary and the files. Safe from any thread, any number
- * of times; bounded wait (GT_FINISH_WAIT_MS). The interception code calls
+/* The end steps (init.c says when each is made). Safe from any thread,
+ * any number of times; each waits at most GT_FINISH_WAIT_MS and keeps
+ * errno.
+ *
+ * The cut: the report's GPU part is finished. The interception code calls
  * it from an atexit handler registered after the CUDA runtime initialised,
  * so that it runs before the runtime tears contexts down (DESIGN §5). */
-void gt_shutdown(void);
+void gt_exit_cut(void);
+/* The final report: the cut if not made, then the summary and the files. */
+void gt_exit_final(void);
+/* Before an exec: a report of everything so far; recording goes on. */
+void gt_exec_report(void);
+
+/* Whether the calling process is the one the shim records for: not a
+ * vfork child, nor one made by clone without the fork handlers. Touches
+ * nothing (safe in a vfork child). */
+int gt_own_process(void);
 
 /* Runs the constructor's work if it has not run yet (a hook called before
  * the shim's constructor). */
@@ -566,6 +666,16 @@ typedef struct gt_trace {
  * says, completing the trace (which is left empty); a file that cannot be
  * written gives a warning. */
 void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace);
+
+/* At load: a GPUTRACE_OUTPUT template that expands to a relative path is
+ * made absolute against the working directory, so that a program that
+ * changes directory still writes every file where the user pointed. */
+void gt_emit_anchor_output(gt_config *cfg);
+
+/* With chrome among the formats, while the process has one thread (load,
+ * a forked child): readies the descriptor table for the trace's high
+ * number (fd_guard.h), so that the drain never waits on the kernel for it. */
+void gt_emit_prepare_trace(const gt_config *cfg);
 
 /* With chrome among the formats: opens the trace's temporary file beside
  * its final path and starts the timeline, whose times count from

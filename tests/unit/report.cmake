@@ -24,6 +24,7 @@ add_test(NAME unit.report_csv_parse
                  $<TARGET_FILE:unit_report_csv>)
 set_tests_properties(unit.report_csv_parse PROPERTIES LABELS "unit;report")
 gt_unit_test(report_chrome SOURCES test_report_chrome.c LIBS gt_report LABELS report)
+gt_unit_test(report_fd_guard SOURCES test_report_fd_guard.c LIBS gt_report LABELS report)
 add_test(NAME unit.report_chrome_parse
          COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_chrome_check.py
                  $<TARGET_FILE:unit_report_chrome> ${CMAKE_CURRENT_BINARY_DIR})

@@ -303,11 +303,33 @@ static void test_dropped_warning(void **unused)
     char *text = summary_of(r, NULL, GT_VERB_DEFAULT);
     assert_null(strstr(text, "warning"));
     free(text);
-    gt_report_add_dropped(r, 1234);
+    gt_report_set_counts(r, &(gt_report_counts){.dropped = 1234});
     text = summary_of(r, NULL, GT_VERB_DEFAULT);
     const char *want = "gputrace: (unknown) | wall 0 ns | GPU busy 0 ns | 0 events | 1234 dropped\n"
                        "gputrace: warning: 1234 events were dropped because the event buffers were "
                        "full: every table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n";
+    assert_memory_equal(text, want, strlen(want));
+    free(text);
+    /* Late events beside the dropped ones; GPU work left pending, noted. */
+    gt_report_set_counts(
+        r,
+        &(gt_report_counts){.dropped = 7, .late = 3811, .late_gpu_work = 3800, .gpu_pending = 2});
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    want = "gputrace: (unknown) | wall 0 ns | GPU busy 0 ns | 0 events | 7 dropped | 3811 late\n"
+           "gputrace: warning: 7 events were dropped because the event buffers were full: every "
+           "table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n"
+           "gputrace: note: 3800 kernel launches, copies and memsets came after the report was "
+           "cut (threads still at work as the process ended): they count as late, not in the "
+           "tables\n"
+           "gputrace: note: 2 GPU operations were still pending when the report was cut "
+           "(running, or their times not read in the time an exit allows): they are counted "
+           "without GPU time\n";
+    assert_memory_equal(text, want, strlen(want));
+    free(text);
+    /* Late events but no GPU work among them: the header alone says so. */
+    gt_report_set_counts(r, &(gt_report_counts){.late = 3});
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    want = "gputrace: (unknown) | wall 0 ns | GPU busy 0 ns | 0 events | 0 dropped | 3 late\n\n";
     assert_memory_equal(text, want, strlen(want));
     free(text);
     gt_report_destroy(r);

@@ -41,7 +41,7 @@ static void finished(const gt_pipeline_totals *t, void *ctx)
                          .command = "prog a b",
                          .start_ns = 0,
                          .end_ns = 10000000};
-    gt_collect_finish(t->dropped, &p);
+    gt_collect_finish(t, &p);
 }
 
 /* Configures from env[] (plus the log file), records four launches of

@@ -103,6 +103,17 @@ static void test_empty_values_are_defaults_without_warning(void **state)
     assert_int_equal(cfg.n_warnings, 0);
 }
 
+static void test_blank_values_are_defaults_without_warning(void **state)
+{
+    (void)state;
+    fake_env env = {{"GPUTRACE_VERBOSITY", " ", "GPUTRACE_CATEGORIES", "\t", "GPUTRACE_OUTPUT",
+                     "  ", "GPUTRACE_FORMAT", " \t ", "GPUTRACE_GPU_TIMING", "   ", "GPUTRACE_LOG",
+                     "   ", "GPUTRACE_BUFFER_MB", "\t\t"}};
+    gt_config_parse(&cfg, fake_getenv, &env);
+    assert_defaults_except(&cfg, GT_VAR_COUNT);
+    assert_int_equal(cfg.n_warnings, 0);
+}
+
 static void test_verbosity(void **state)
 {
     (void)state;
@@ -418,6 +429,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_empty_values_are_defaults_without_warning),
+        cmocka_unit_test(test_blank_values_are_defaults_without_warning),
         cmocka_unit_test(test_verbosity),
         cmocka_unit_test(test_categories),
         cmocka_unit_test(test_formats),

@@ -155,6 +155,7 @@ def case_usage():
     one_line_error(["--delay", "-1", SHOW_ENV], "invalid --delay '-1': expected seconds")
     one_line_error(["--duration", "0", SHOW_ENV], "invalid --duration '0': expected seconds above 0")
     one_line_error(["--interval", "0.01", SHOW_ENV], "invalid --interval '0.01': expected seconds")
+    one_line_error(["-o", "   ", SHOW_ENV], "--output needs a value")
     one_line_error(["./no-such-program"], "./no-such-program: No such file or directory")
     one_line_error(["no-such-command-here"], "no-such-command-here: command not found")
     with tempfile.TemporaryDirectory() as d:

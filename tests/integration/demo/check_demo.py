@@ -48,7 +48,8 @@ def is_subsequence(lines, text_lines):
 
 def check_run(name, part, out_dir):
     lines = part.splitlines()
-    check(any(re.match(r"^gputrace: \S+ .*\| wall .* \| GPU busy .* events \| 0 dropped$", line)
+    check(any(re.match(r"^gputrace: \S+ .*\| wall .* \| GPU busy .* events \| 0 dropped"
+                       r"( \| \d+ late)?$", line)
               for line in lines), f"{name}: no summary header")
     for section in SECTIONS:
         check(any(line.startswith(section + ":") for line in lines), f"{name}: no {section} section")

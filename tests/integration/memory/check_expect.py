@@ -5,7 +5,8 @@ against what the program expected of it (expect.h: the file GT_EXPECT).
 check_expect.py --lib LIB [--same] [--categories LIST] -- program [args...]
 
   memory   the device rows, exactly (allocs, frees, peak, current, leaks,
-           unknown frees), when the program expected any
+           unknown frees, memory released with its context), when the
+           program expected any
   module   rows by (api, kind): calls and bytes, exactly; the ptx-jit
            advice counts the loads of kind ptx
   compile  rows by (api, name, ok): calls and bytes; the wall time within
@@ -61,7 +62,8 @@ def check_memory(c, report, want, on):
     elif want:
         compare_rows(c, "memory", got, want, ["device"],
                      ["allocs", "frees", "peak_bytes", "current_bytes", "leaked_allocs",
-                      "leaked_bytes", "unknown_frees"])
+                      "leaked_bytes", "unknown_frees", "context_released_allocs",
+                      "context_released_bytes"])
 
 
 def check_modules(c, report, want, on):

@@ -1,7 +1,8 @@
 /* The expectations of a test program (expect.h), as JSON:
  *
  *   {"memory": [{"device", "allocs", "frees", "peak_bytes", "current_bytes",
- *                "leaked_allocs", "leaked_bytes", "unknown_frees"}],
+ *                "leaked_allocs", "leaked_bytes", "unknown_frees",
+ *                "context_released_allocs", "context_released_bytes"}],
  *    "module":  [{"api", "kind", "calls", "bytes"}],
  *    "compile": [{"api", "name", "ok", "calls", "bytes", "wall_ns", "programs"}],
  *    "programs_expected": whether expect_compile_program was called,
@@ -18,7 +19,7 @@
 
 typedef struct mem_row {
     int device;
-    unsigned long long allocs, frees, current, peak, live, unknown;
+    unsigned long long allocs, frees, current, peak, live, unknown, released, released_bytes;
 } mem_row;
 
 typedef struct named_row {
@@ -73,6 +74,16 @@ void expect_unknown_free(int row)
 {
     pthread_mutex_lock(&lock);
     mem_row_of(row)->unknown++;
+    pthread_mutex_unlock(&lock);
+}
+
+void expect_context_end(int row)
+{
+    pthread_mutex_lock(&lock);
+    mem_row *r = mem_row_of(row);
+    r->released += r->live;
+    r->released_bytes += r->current;
+    r->live = r->current = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -143,9 +154,11 @@ int expect_write(void)
         fprintf(f,
                 "%s{\"device\": %d, \"allocs\": %llu, \"frees\": %llu, \"peak_bytes\": %llu, "
                 "\"current_bytes\": %llu, \"leaked_allocs\": %llu, \"leaked_bytes\": %llu, "
-                "\"unknown_frees\": %llu}",
+                "\"unknown_frees\": %llu, \"context_released_allocs\": %llu, "
+                "\"context_released_bytes\": %llu}",
                 i ? ", " : "", mem[i].device, mem[i].allocs, mem[i].frees, mem[i].peak,
-                mem[i].current, mem[i].live, mem[i].current, mem[i].unknown);
+                mem[i].current, mem[i].live, mem[i].current, mem[i].unknown, mem[i].released,
+                mem[i].released_bytes);
     fprintf(f, "],\n \"module\": [");
     for (int i = 0; i < n_modules; i++)
         fprintf(f, "%s{\"api\": \"%s\", \"kind\": \"%s\", \"calls\": %llu, \"bytes\": %llu}",

@@ -18,6 +18,9 @@ void expect_alloc(int row, unsigned long long bytes);
 void expect_free(int row, unsigned long long bytes);
 /* A free of memory the tracer cannot have seen allocated. */
 void expect_unknown_free(int row);
+/* Every allocation of the row still live goes with its context (the
+ * runtime releases its primary context at exit): released, not leaked. */
+void expect_context_end(int row);
 
 /* A module load of an image of `kind` ("ptx", "cubin", "fatbin") and size. */
 void expect_module(const char *api, const char *kind, unsigned long long bytes);
