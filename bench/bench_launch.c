@@ -8,11 +8,17 @@
  *   runtime  __cudaLaunchKernel, what nvcc's <<<>>> calls with the shared
  *            runtime (the emulated libcudart.so.13): the shim's runtime
  *            wrapper and the driver wrapper under it record one event
- * each in three modes, the runs interleaved so that a change in machine
+ * each in five modes, the runs interleaved so that a change in machine
  * load touches every mode alike:
  *   bare     no shim
  *   off      LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=off
  *   events   LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=events
+ *   disabled LD_PRELOAD=libgputrace.so, GPUTRACE_CATEGORIES=memory: the
+ *            launch's categories (kernel, api) off
+ *   outside  LD_PRELOAD=libgputrace.so, GPUTRACE_CAPTURE=profiler-api, GPU
+ *            timing on, and no profiler start: every launch outside a
+ *            capture window, which must cost what `disabled` costs and
+ *            make no event record
  * Each child launches on one stream, warms up, then times `launches`
  * launches (wall time / launches, the stream synchronised at the end).
  * Printed per path, as rows of a Markdown table (figure | value |
@@ -20,7 +26,8 @@
  * the ns the shim adds to it, and for timing on, from the emulator's
  * counters over the timed launches: event records per launch (two, plus
  * the epoch records the drain adds, about one a second) and events
- * created (none once warm). A child whose launch function is not the
+ * created (none once warm); for disabled and outside, the ns added and
+ * (outside) the event records. A child whose launch function is not the
  * shim's says so: then the shim has no hook for it. */
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -41,8 +48,8 @@
 #define WARM_UP 200000
 #define MAX_RUNS 99
 
-enum mode { BARE, OFF, EVENTS, MODES };
-static const char *const mode_names[MODES] = {"bare", "off", "events"};
+enum mode { BARE, OFF, EVENTS, DISABLED, OUTSIDE, MODES };
+static const char *const mode_names[MODES] = {"bare", "off", "events", "disabled", "outside"};
 enum path { DRIVER, RUNTIME, PATHS };
 static const char *const path_names[PATHS] = {"driver", "runtime"};
 
@@ -162,12 +169,16 @@ static int run_child(const char *self, const char *shim, enum path path, enum mo
         setenv("GPUTRACE_EMU_KERNEL_NS", "k_zero=0", 1);
         setenv("GPUTRACE_VERBOSITY", "none", 1);
         unsetenv("GPUTRACE_OUTPUT");
+        unsetenv("GPUTRACE_CATEGORIES");
+        unsetenv("GPUTRACE_CAPTURE");
         if (mode == BARE) {
             unsetenv("LD_PRELOAD");
         } else {
             setenv("LD_PRELOAD", shim, 1);
             setenv("GPUTRACE_GPU_TIMING", mode == OFF ? "off" : "events", 1);
         }
+        if (mode == DISABLED) setenv("GPUTRACE_CATEGORIES", "memory", 1);
+        if (mode == OUTSIDE) setenv("GPUTRACE_CAPTURE", "profiler-api", 1);
         char count[32];
         snprintf(count, sizeof count, "%" PRIu64, launches);
         execl(self, self, count, path_names[path], (char *)NULL);
@@ -192,7 +203,8 @@ static int child(uint64_t launches, const char *path)
 
 typedef struct path_figures {
     double ns[MODES][MAX_RUNS];
-    struct result events; /* timing on, summed over the runs */
+    struct result events;  /* timing on, summed over the runs */
+    struct result outside; /* outside a capture window, summed over the runs */
     int intercepted;
 } path_figures;
 
@@ -209,10 +221,13 @@ static int run_round(const char *shim, uint64_t launches, int run, path_figures 
             }
             fig[p].ns[m][run] = res.ns_per_launch;
             if (m != BARE) fig[p].intercepted &= res.intercepted;
-            if (m == EVENTS) {
-                fig[p].events.launches += res.launches;
-                fig[p].events.records += res.records;
-                fig[p].events.created += res.created;
+            struct result *sum = m == EVENTS    ? &fig[p].events
+                                 : m == OUTSIDE ? &fig[p].outside
+                                                : NULL;
+            if (sum) {
+                sum->launches += res.launches;
+                sum->records += res.records;
+                sum->created += res.created;
             }
         }
     }
@@ -251,6 +266,13 @@ int main(int argc, char **argv)
                " events created per launch | 2 records, 0 created |\n",
                path_labels[p], note, med[EVENTS] - med[BARE],
                (double)e->records / (double)e->launches, e->created);
+        printf("| launch, %s: added, kernel and api categories off%s | %+.1f ns | |\n",
+               path_labels[p], note, med[DISABLED] - med[BARE]);
+        const struct result *o = &fig[p].outside;
+        printf("| launch, %s: added, outside a capture window (timing on)%s | %+.1f ns; %.4f event "
+               "records per launch | as with the categories off; 0 records |\n",
+               path_labels[p], note, med[OUTSIDE] - med[BARE],
+               (double)o->records / (double)o->launches);
     }
     return 0;
 }
