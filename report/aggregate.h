@@ -21,6 +21,7 @@
 #include "nvtx.h"
 #include "nvtx_marks.h"
 #include "report.h"
+#include "json_writer.h"
 #include "table.h"
 
 struct gt_report {
@@ -31,6 +32,7 @@ struct gt_report {
     char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
     gt_capture_info capture;  /* capture.c; valid when capture_set */
     bool capture_set;
+    gt_snapshot_info snapshot; /* snapshot.c */
     uint64_t late;          /* records made after the cut (only their memory effect is kept) */
     uint64_t late_gpu_work; /* of them, kernel launches, copies and memsets */
     uint64_t gpu_pending;   /* GPU work reported without GPU time: still pending at the end */
@@ -41,6 +43,9 @@ struct gt_report {
     gt_gpu_busy busy;
     gt_advice_acc advice;
 };
+
+/* The JSON report's "snapshot" (its last key). */
+void gt_snapshot_json_write(gt_json *w, const gt_snapshot_info *s);
 
 static inline bool gt_report_enabled(const gt_report *r, enum gt_category c)
 {

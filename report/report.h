@@ -5,6 +5,7 @@
 #ifndef GT_REPORT_H
 #define GT_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -85,6 +86,40 @@ uint64_t gt_report_event_count(const gt_report *r);
 /* What was captured. A report never told records everything: one window
  * as long as the process. */
 void gt_report_set_capture(gt_report *r, const gt_capture_info *c);
+
+/* Snapshots (GPUTRACE_INTERVAL; snapshot.c): a report made while the
+ * process runs (final false, at_ns its moment), the report made at the
+ * end (final true; signal: the one that ended the process, 0 at a normal
+ * exit). A report never told is final at the process's end. */
+typedef struct gt_snapshot_info {
+    uint64_t at_ns; /* CLOCK_MONOTONIC */
+    bool final;
+    int signal;
+    bool set;
+} gt_snapshot_info;
+void gt_report_set_snapshot(gt_report *r, uint64_t at_ns, bool final, int signal);
+void gt_report_snapshot(const gt_report *r, const gt_process_info *p, gt_snapshot_info *out);
+
+/* Before the writers of a snapshot, in place of gt_report_finish: the
+ * memory's peak in time order. NVTX ranges still open stay open (not in
+ * the tables yet), and records may still be added. */
+void gt_report_settle(gt_report *r);
+
+/* "SIGSEGV"; "a signal" for one without a name here. */
+const char *gt_signal_name(int sig);
+
+/* The text report's line after the header for a snapshot of pid taken
+ * since_start_ns after the process started; with died_of, the line that
+ * says the process died of that signal after it. snprintf's result. */
+int gt_snapshot_line(char *buf, size_t cap, int pid, uint64_t since_start_ns, int died_of);
+
+/* What the gputrace command does to the last snapshot of its child pid,
+ * which died of sig: the JSON marked final with the signal, the text's
+ * snapshot line replaced by the one saying so. A new string (its length
+ * in *out_len), or NULL when the input is not a snapshot of that pid as
+ * these writers make it (a final report is left as it is). */
+char *gt_snapshot_json_finish(const char *json, size_t len, int pid, int sig, size_t *out_len);
+char *gt_snapshot_text_finish(const char *text, size_t len, int pid, int sig, size_t *out_len);
 
 /* A capture window opened at time_ns (CLOCK_MONOTONIC): the memory in
  * use then is a level inside it (memory.h), and the GPU's time before it

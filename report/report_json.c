@@ -334,6 +334,9 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_marks(&c, p);
     write_anomalies(&c);
     write_capture(&c, p);
+    gt_snapshot_info snapshot;
+    gt_report_snapshot(r, p, &snapshot);
+    gt_snapshot_json_write(&c.w, &snapshot); /* last: the gputrace command looks for it there */
     gt_json_object_end(&c.w);
     int rc = gt_json_finish(&c.w);
     return rc == 0 && !c.incomplete ? 0 : -1;

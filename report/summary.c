@@ -58,6 +58,18 @@ static void write_header(const gt_summary *s)
         fprintf(s->out, "gputrace: capture: %s\n", safe ? safe : "");
         free(safe);
     }
+    gt_snapshot_info snapshot;
+    gt_report_snapshot(s->r, s->p, &snapshot);
+    if (!snapshot.final) {
+        char line[256];
+        uint64_t start = s->p ? s->p->start_ns : 0;
+        gt_snapshot_line(line, sizeof line, s->p ? s->p->pid : 0,
+                         snapshot.at_ns > start ? snapshot.at_ns - start : 0, 0);
+        fputs(line, s->out);
+    } else if (snapshot.signal) {
+        fprintf(s->out, "gputrace: pid %d ended on signal %d (%s): this report was made then\n",
+                s->p ? s->p->pid : 0, snapshot.signal, gt_signal_name(snapshot.signal));
+    }
     if (timing_off) {
         char *why = gt_text_safe(s->r->gpu_timing_off);
         fprintf(s->out, "gputrace: GPU timing off: %s\n", why ? why : "");
