@@ -144,7 +144,7 @@ static const char *process_getenv(const char *name, void *ctx)
 /* The variables as the program will see them: their warnings given once,
  * where GPUTRACE_LOG says, and the values listed as checked so that no
  * process under the command repeats them. */
-static void check_configuration(void)
+static const gt_config *check_configuration(void)
 {
     static gt_config cfg; /* large (paths): not on the stack */
     gt_config_parse(&cfg, process_getenv, NULL);
@@ -153,6 +153,7 @@ static void check_configuration(void)
     char list[GT_CONFIG_CHECKED_MAX];
     gt_config_checked_list(process_getenv, NULL, list);
     setenv(GT_CONFIG_CHECKED_VAR, list, 1);
+    return &cfg;
 }
 
 /* A relative output template becomes absolute, so that a program that
@@ -265,6 +266,11 @@ int main(int argc, char **argv)
     if (no_gpu_timing) setenv(gt_config_var_name(GT_VAR_GPU_TIMING), "off", 1);
     if (settings[3].value && !settings[2].value && !getenv("GPUTRACE_OUTPUT"))
         gt_cli_error("note: --format has no effect without --output");
-    check_configuration();
-    return gt_cli_run(argv + optind);
+    const gt_config *cfg = check_configuration();
+    gt_cli_snapshots_begin(cfg);
+    pid_t child;
+    int status;
+    int rc = gt_cli_run(argv + optind, &child, &status);
+    gt_cli_snapshots_end(cfg, child, status);
+    return rc;
 }

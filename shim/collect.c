@@ -203,6 +203,13 @@ void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
     gt_report_set_capture(r, &capture);
     if (gt_cfg.gpu_timing == GT_GPU_TIMING_EVENTS)
         gt_report_set_gpu_timing_off(r, gt_gpu_timing_off_reason());
+    gt_report_set_snapshot(r, p->end_ns, !t->snapshot, t->signal);
+    if (t->snapshot) {
+        gt_report_settle(r);
+        gt_emit_snapshot(r, p, &gt_cfg);
+        return;
+    }
     gt_report_finish(r, p->end_ns);
     gt_emit(r, p, &gt_cfg, &trace);
+    gt_snapshot_summary_remove(p);
 }

@@ -124,7 +124,10 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
         .end_ns = gt_clock_mono_ns(),
     };
     if (totals->signal) gt_debug("report made on signal %d", totals->signal);
-    if (!totals->final) gt_debug("report made before an exec");
+    if (totals->snapshot)
+        gt_debug("snapshot");
+    else if (!totals->final)
+        gt_debug("report made before an exec");
     gt_debug("%llu records, %llu dropped, %llu late, %llu reported without their pending GPU time",
              (unsigned long long)totals->records, (unsigned long long)totals->dropped,
              (unsigned long long)totals->late, (unsigned long long)totals->gpu_given_up);
@@ -143,6 +146,10 @@ static gt_pipeline_params shim_params(void)
         .cap_bytes = gt_cfg.buffer_bytes,
         .drain_thread = 1,
         .final_wait_ms = GT_GPU_WAIT_MS,
+        /* Snapshots only where someone reads them: files, or the gputrace
+         * command that finishes the last one. */
+        .snapshot_ns =
+            gt_cfg.output[0] || gt_emit_snapshot_summary_asked() ? gt_cfg.interval_ns : 0,
         .consume_run = gt_collect_records,
         .cut = gt_collect_cut,
         .finished = on_finished,
@@ -263,6 +270,7 @@ static void init_body(void)
     self_pid = getpid();
     gt_debug("loaded in pid %d: clock %s, buffer %zu MiB", (int)getpid(),
              gt_clock_tsc ? "tsc" : "clock_gettime", gt_cfg.buffer_bytes >> 20);
+    gt_snapshot_summary_init(getenv(GT_SNAPSHOT_SUMMARY_VAR));
     start_pipeline();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
