@@ -41,6 +41,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "bench_emu.h"
 #include "bench_median.h"
 #include "tests/emu/gtemu.h"
 
@@ -63,23 +64,9 @@ struct result {
     int intercepted;
 };
 
-static const char module_ptx[] = ".version 8.0\n"
-                                 ".target sm_90\n"
-                                 ".address_size 64\n"
-                                 ".visible .entry k_zero()\n{\n ret;\n}\n";
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int check(CUresult r, const char *what)
 {
-    if (r == CUDA_SUCCESS) return 0;
-    fprintf(stderr, "gt_bench_launch: %s failed (%d)\n", what, (int)r);
-    return -1;
+    return bench_check("gt_bench_launch", r, what);
 }
 
 /* Whether the launch function this program calls lies outside the CUDA
@@ -100,8 +87,8 @@ static void report_child(uint64_t t0, uint64_t launches, uint64_t records, uint6
                          int hooked)
 {
     printf("%.3f %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n",
-           (double)(now_ns() - t0) / (double)launches, launches, gtemu_event_records() - records,
-           gtemu_events_created() - created, hooked);
+           (double)(bench_now_ns() - t0) / (double)launches, launches,
+           gtemu_event_records() - records, gtemu_events_created() - created, hooked);
 }
 
 static int child_runtime(uint64_t launches)
@@ -110,7 +97,7 @@ static int child_runtime(uint64_t launches)
     cudaLibrary_t lib;
     cudaKernel_t k;
     if (check_rt(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate") ||
-        check_rt(cudaLibraryLoadData(&lib, module_ptx, NULL, NULL, 0, NULL, NULL, 0),
+        check_rt(cudaLibraryLoadData(&lib, bench_module_ptx, NULL, NULL, 0, NULL, NULL, 0),
                  "cudaLibraryLoadData") ||
         check_rt(cudaLibraryGetKernel(&k, lib, "k_zero"), "cudaLibraryGetKernel"))
         return 1;
@@ -119,7 +106,7 @@ static int child_runtime(uint64_t launches)
         __cudaLaunchKernel(k, grid, block, NULL, 0, s);
     if (check_rt(cudaStreamSynchronize(s), "cudaStreamSynchronize")) return 1;
     uint64_t records = gtemu_event_records(), created = gtemu_events_created();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < launches; i++)
         __cudaLaunchKernel(k, grid, block, NULL, 0, s);
     if (check_rt(cudaStreamSynchronize(s), "cudaStreamSynchronize")) return 1;
@@ -130,23 +117,14 @@ static int child_runtime(uint64_t launches)
 
 static int child_driver(uint64_t launches)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction f;
     CUstream s;
-    if (check(cuInit(0), "cuInit") || check(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
-        check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
-        check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent") ||
-        check(cuModuleLoadData(&mod, module_ptx), "cuModuleLoadData") ||
-        check(cuModuleGetFunction(&f, mod, "k_zero"), "cuModuleGetFunction") ||
-        check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate"))
-        return 1;
+    if (bench_driver_setup("gt_bench_launch", &f, &s)) return 1;
     for (int i = 0; i < WARM_UP; i++)
         cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
     if (check(cuStreamSynchronize(s), "cuStreamSynchronize")) return 1;
     uint64_t records = gtemu_event_records(), created = gtemu_events_created();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < launches; i++)
         cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
     if (check(cuStreamSynchronize(s), "cuStreamSynchronize")) return 1;
@@ -158,15 +136,10 @@ static int child_driver(uint64_t launches)
 static int run_child(const char *self, const char *shim, enum path path, enum mode mode,
                      uint64_t launches, struct result *out)
 {
-    int fd[2];
-    if (pipe(fd) != 0) return -1;
-    pid_t pid = fork();
+    FILE *in = NULL;
+    pid_t pid = bench_fork_child(CHILD_ENV, &in);
     if (pid < 0) return -1;
     if (pid == 0) {
-        close(fd[0]);
-        dup2(fd[1], STDOUT_FILENO);
-        setenv(CHILD_ENV, "1", 1);
-        setenv("GPUTRACE_EMU_KERNEL_NS", "k_zero=0", 1);
         setenv("GPUTRACE_VERBOSITY", "none", 1);
         unsetenv("GPUTRACE_OUTPUT");
         unsetenv("GPUTRACE_CATEGORIES");
@@ -184,8 +157,6 @@ static int run_child(const char *self, const char *shim, enum path path, enum mo
         execl(self, self, count, path_names[path], (char *)NULL);
         _exit(127);
     }
-    close(fd[1]);
-    FILE *in = fdopen(fd[0], "r");
     int got = in ? fscanf(in, "%lf %" SCNu64 " %" SCNu64 " %" SCNu64 " %d", &out->ns_per_launch,
                           &out->launches, &out->records, &out->created, &out->intercepted)
                  : 0;

@@ -7,7 +7,9 @@
 #   a kernel launch on the emulated driver, on the driver's and on the
 #   shared runtime's path, bare and under libgputrace.so with GPU timing
 #   off and on, with event records and events created per launch
-#   (bench_launch.c); the writers, every format for 1M and 10M events, to
+#   (bench_launch.c), also outside a capture window and with its categories
+#   off; a launch while snapshots of a large report are written, against
+#   none (bench_snapshot.c); the writers, every format for 1M and 10M events, to
 #   a file and to /dev/null (bench_writers.c).
 # Figures are medians of several runs; the heading gives the machine and
 # its load average (and the last line the load at the end), since other
@@ -26,7 +28,7 @@ files=${GPUTRACE_BENCH_FILES:-/tmp}
 # BUILD_TESTING configures the emulated driver and runtime the launch benchmark runs on.
 cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
 cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline gt_bench_writers \
-    gt_bench_launch gputrace >/dev/null
+    gt_bench_launch gt_bench_snapshot gputrace >/dev/null
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -57,6 +59,9 @@ echo "| figure | value | target |"
 echo "|---|---|---|"
 "$build/bench/gt_bench_pipeline"
 "$build/bench/gt_bench_launch" "$build/lib/libgputrace.so"
+snapdir=$(mktemp -d "$files/gt_bench_snapshot.XXXXXX")
+"$build/bench/gt_bench_snapshot" "$build/lib/libgputrace.so" "$snapdir"
+rm -rf "$snapdir"
 "$build/bench/gt_bench_writers" "$files" | writer_rows
 echo
 echo "Load average $(load) at the end."

@@ -28,7 +28,19 @@
  *           [1400, 1500) ms with 7 vec_add (for a delay of 0.4 s and a
  *           duration of 0.8 s: only the `launches` count).
  *
- * Prints "event records outside N" and "event records inside N": the
+ * serve     a server that never ends by itself: "serving pid P", then
+ *           every 100 ms `launches` vec_add and a sync, then "batch N" on
+ *           stdout (flushed), until a signal ends it.
+ * crash     `launches` vec_add and a sync, "ready" on stdout, 700 ms of
+ *           sleep, then a write through a null pointer (SIGSEGV);
+ *           crash_fpe an integer division by zero (SIGFPE), crash_abort
+ *           abort() (SIGABRT), crash_handled the null write with the
+ *           program's own SIGSEGV handler, installed after printing
+ *           "default handler before: 1" when sigaction said SIG_DFL, which
+ *           prints "own handler" and exits with status 3.
+ *
+ * Except for serve and crash, prints "event records outside N" and
+ * "event records inside N": the
  * emulated driver's event records made while the program was outside and
  * inside its windows (the program records none itself). Exit codes as
  * tests/apps. */
@@ -40,9 +52,12 @@
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app_kernels_ptx.h"
 #include "app_util.h"
@@ -258,6 +273,53 @@ static void combined_mode(void)
     check(cuProfilerStop(), "cuProfilerStop");
 }
 
+static void serve_mode(void)
+{
+    printf("serving pid %d\n", (int)getpid());
+    for (long batch = 1;; batch++) {
+        inside(launches);
+        printf("batch %ld\n", batch);
+        fflush(stdout);
+        pause_ms(100);
+    }
+}
+
+/* Null, behind a volatile read: the compiler cannot turn the write into
+ * anything but a fault. */
+static int *volatile nowhere;
+
+static volatile int zero;
+
+static void own_handler(int sig)
+{
+    (void)sig;
+    static const char said[] = "own handler\n";
+    ssize_t unused = write(STDOUT_FILENO, said, sizeof said - 1);
+    (void)unused;
+    _exit(3);
+}
+
+static void crash_mode(const char *how)
+{
+    if (!strcmp(how, "crash_handled")) {
+        struct sigaction old, sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = own_handler;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGSEGV, NULL, &old) != 0) app_wrong("sigaction");
+        printf("default handler before: %d\n",
+               !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL);
+        if (sigaction(SIGSEGV, &sa, NULL) != 0) app_wrong("sigaction");
+    }
+    inside(launches);
+    printf("ready\n");
+    fflush(stdout);
+    pause_ms(700);
+    if (!strcmp(how, "crash_abort")) abort();
+    if (!strcmp(how, "crash_fpe")) printf("%ld\n", launches / zero);
+    *nowhere = 1;
+}
+
 int main(int argc, char **argv)
 {
     clock_gettime(CLOCK_MONOTONIC, &t_start);
@@ -285,8 +347,15 @@ int main(int argc, char **argv)
         timed_mode();
     else if (!strcmp(mode, "combined"))
         combined_mode();
+    else if (!strcmp(mode, "serve"))
+        serve_mode();
+    else if (!strncmp(mode, "crash", 5))
+        crash_mode(mode);
     else {
-        fprintf(stderr, "usage: capture_prog profiler|nvtx|timed|combined [launches]\n");
+        fprintf(
+            stderr,
+            "usage: capture_prog profiler|nvtx|timed|combined|serve|crash[_fpe|_abort|_handled] "
+            "[launches]\n");
         return APP_EXIT_USAGE;
     }
     printf("event records outside %llu\n", (unsigned long long)records_outside);

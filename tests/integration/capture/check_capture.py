@@ -28,15 +28,14 @@ none of the work outside (no apps::scale row), and says what it captured.
                      0.8: of three profiler windows only the part of the
                      second after the delay.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from verdict import check, report  # noqa: E402
+from capture_cases import run_case  # noqa: E402
+from verdict import check  # noqa: E402
 
 LAUNCHES = 10
 VEC_ADD_NS = 200_000
@@ -248,16 +247,5 @@ CASES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    for opt in ("--lib", "--prog", "--cli", "--emu-dir"):
-        ap.add_argument(opt, required=True)
-    ap.add_argument("case", choices=sorted(CASES))
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as out:
-        CASES[args.case](args, out)
-    return report()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(CASES))
