@@ -89,36 +89,6 @@ static void put_named_arg(gt_timeline *tl, const char **sep, const char *key, ui
     *sep = ",";
 }
 
-static enum gt_category category_of(uint8_t kind)
-{
-    switch (kind) {
-    case GT_EV_KERNEL:
-    case GT_EV_GRAPH:
-        return GT_CAT_KERNEL;
-    case GT_EV_MEMCPY:
-        return GT_CAT_MEMCPY;
-    case GT_EV_MEMSET:
-        return GT_CAT_MEMSET;
-    case GT_EV_ALLOC:
-    case GT_EV_FREE:
-        return GT_CAT_MEMORY;
-    case GT_EV_COMPILE:
-        return GT_CAT_COMPILE;
-    case GT_EV_MODULE:
-        return GT_CAT_MODULE;
-    case GT_EV_SYNC:
-        return GT_CAT_SYNC;
-    default:
-        return GT_CAT_API;
-    }
-}
-
-static bool has_bytes(uint8_t kind)
-{
-    return kind == GT_EV_MEMCPY || kind == GT_EV_MEMSET || kind == GT_EV_ALLOC ||
-           kind == GT_EV_MODULE;
-}
-
 /* A host call on its thread. Its args say what no GPU slice says (the
  * trace's size is mostly names and numbers): the bytes it moved or
  * allocated and the kernel it launched, unless its GPU slice has them;
@@ -128,7 +98,7 @@ static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follo
     if (!ev->api) return;
     size_t len;
     const char *name = gt_tl_name(tl, ev->api, &len);
-    char *p = open_event(tl, &slice_heads[category_of(ev->kind)], len);
+    char *p = open_event(tl, &slice_heads[gt_timeline_category(ev->kind)], len);
     if (!p) return;
     p = put_mem(p, name, len);
     p = put_where(tl, p, ev->tid, ev->host_start);
@@ -136,7 +106,7 @@ static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follo
     bool kernel =
         (ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows;
     bool program = ev->kind == GT_EV_COMPILE && ev->name;
-    bool bytes = has_bytes(ev->kind) && !gpu_slice_follows, failed = ev->result != 0;
+    bool bytes = gt_timeline_has_bytes(ev->kind) && !gpu_slice_follows, failed = ev->result != 0;
     if (!kernel && !program && !bytes && !failed) {
         close_event(tl, GT_PUT(p, "}"));
         return;
@@ -210,7 +180,7 @@ static void gpu_slice(gt_timeline *tl, const gt_event *ev)
     } else {
         name = "\"(unnamed kernel)\"", len = 18;
     }
-    char *p = open_event(tl, &slice_heads[category_of(ev->kind)], len);
+    char *p = open_event(tl, &slice_heads[gt_timeline_category(ev->kind)], len);
     if (!p) return;
     p = put_mem(p, name, len);
     p = put_where(tl, p, tid, ev->gpu_start);
@@ -399,14 +369,12 @@ static void nvtx(gt_timeline *tl, const gt_event *ev)
 void gt_timeline_add(gt_timeline *tl, const gt_event *ev)
 {
     if (ev->flags & GT_EVF_NESTED) return;
-    bool ok = ev->result == 0;
     switch ((enum gt_event_kind)ev->kind) {
     case GT_EV_KERNEL:
     case GT_EV_GRAPH:
     case GT_EV_MEMCPY:
     case GT_EV_MEMSET: {
-        bool gpu = ok && (ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED &&
-                   enabled(tl, category_of(ev->kind));
+        bool gpu = gt_timeline_gpu_work(ev, tl->categories);
         host_slice(tl, ev, gpu);
         if (gpu) gpu_slice(tl, ev);
         break;
@@ -469,8 +437,7 @@ gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_
 
 uint64_t gt_timeline_lost(const gt_timeline *tl)
 {
-    const gt_timeline_losses *l = &tl->lost;
-    return l->tracks + l->threads + l->too_deep + l->ranges + l->no_memory;
+    return gt_timeline_losses_total(&tl->lost);
 }
 
 void gt_timeline_losses_get(const gt_timeline *tl, gt_timeline_losses *out)
@@ -506,7 +473,7 @@ int gt_timeline_finish(gt_timeline *tl, const gt_process_info *p)
     for (uint32_t i = 0; i < tl->nranges; i++)
         if (!tl->ranges[i].ended) gt_tl_nvtx_async(tl, 'e', &tl->ranges[i], end);
     tl->nranges = 0;
-    if (tl->memory) gt_memory_set_sink(tl->memory, NULL, NULL);
+    if (tl->memory) gt_memory_set_sink(tl->memory, NULL, tl);
     tl->memory = NULL;
     gt_tl_write_metadata(tl, p);
     static const char end_text[] = "\n],\"displayTimeUnit\":\"ns\"}\n";
