@@ -93,7 +93,16 @@ static void put_named_arg(gt_timeline *tl, const char **sep, const char *key, ui
  * trace's size is mostly names and numbers): the bytes it moved or
  * allocated and the kernel it launched, unless its GPU slice has them;
  * the program compiled; the error of a failed call. */
-static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follows)
+/* `,"bind_id":N,"flow_out":true` (or flow_in): the flow (Trace Event
+ * Format flow v2, bound to the X event that carries it) from a launching
+ * call to its GPU slice. */
+static char *put_flow(char *p, uint64_t flow, bool out)
+{
+    p = gt_put_u64(GT_PUT(p, ",\"bind_id\":"), flow);
+    return out ? GT_PUT(p, ",\"flow_out\":true") : GT_PUT(p, ",\"flow_in\":true");
+}
+
+static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follows, uint64_t flow)
 {
     if (!ev->api) return;
     size_t len;
@@ -103,6 +112,7 @@ static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follo
     p = put_mem(p, name, len);
     p = put_where(tl, p, ev->tid, ev->host_start);
     p = put_dur(p, ev->host_start, ev->host_end);
+    if (flow) p = put_flow(p, flow, true);
     bool kernel =
         (ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows;
     bool program = ev->kind == GT_EV_COMPILE && ev->name;
@@ -159,14 +169,10 @@ static char *put_triple(char *p, const uint32_t v[3])
     return p;
 }
 
-/* GPU work on its (device, stream) track, named by the kernel or the copy. */
-static void gpu_slice(gt_timeline *tl, const gt_event *ev)
+/* GPU work on its (device, stream) track tid, named by the kernel or the
+ * copy, at the end of the flow from its launch. */
+static void gpu_slice(gt_timeline *tl, const gt_event *ev, uint32_t tid, uint64_t flow)
 {
-    uint32_t tid = gt_tl_track(tl, ev->device, ev->stream);
-    if (!tid) {
-        tl->lost.tracks++;
-        return;
-    }
     const char *name;
     size_t len;
     if (ev->kind == GT_EV_MEMCPY) {
@@ -185,6 +191,7 @@ static void gpu_slice(gt_timeline *tl, const gt_event *ev)
     p = put_mem(p, name, len);
     p = put_where(tl, p, tid, ev->gpu_start);
     p = put_dur(p, ev->gpu_start, ev->gpu_end);
+    p = put_flow(p, flow, false);
     if (ev->kind == GT_EV_KERNEL) {
         p = put_triple(GT_PUT(p, ",\"args\":{\"grid\":["), ev->u.kernel.grid);
         p = put_triple(GT_PUT(p, ",\"block\":["), ev->u.kernel.block);
@@ -375,13 +382,16 @@ void gt_timeline_add(gt_timeline *tl, const gt_event *ev)
     case GT_EV_MEMCPY:
     case GT_EV_MEMSET: {
         bool gpu = gt_timeline_gpu_work(ev, tl->categories);
-        host_slice(tl, ev, gpu);
-        if (gpu) gpu_slice(tl, ev);
+        uint32_t tid = gpu ? gt_tl_track(tl, ev->device, ev->stream) : 0;
+        if (gpu && !tid) tl->lost.tracks++;
+        uint64_t flow = tid ? ++tl->flows : 0;
+        host_slice(tl, ev, gpu, flow);
+        if (tid) gpu_slice(tl, ev, tid, flow);
         break;
     }
     case GT_EV_ALLOC:
     case GT_EV_FREE:
-        host_slice(tl, ev, false); /* the counter comes from the report (memory_changed) */
+        host_slice(tl, ev, false, 0); /* the counter comes from the report (memory_changed) */
         break;
     case GT_EV_NVTX_PUSH:
     case GT_EV_NVTX_POP:
@@ -397,7 +407,7 @@ void gt_timeline_add(gt_timeline *tl, const gt_event *ev)
     case GT_EV_COMPILE:
     case GT_EV_MODULE:
     case GT_EV_SYNC:
-        host_slice(tl, ev, false);
+        host_slice(tl, ev, false, 0);
         break;
     case GT_EV_NONE:
     case GT_EV_KIND_COUNT:

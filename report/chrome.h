@@ -19,6 +19,11 @@
  *      0x..." and sorted after the host threads, named by the kernel
  *      (GT_GRAPH_LAUNCH_NAME for a graph launch) or the kind of copy;
  *      kernels carry grid, block and dynamic shared memory;
+ *   flows (Trace Event Format flow v2: "bind_id" with "flow_out" on the
+ *      launching call's X event, "flow_in" on its GPU slice's): each GPU
+ *      slice is linked to the host call that launched it; ids count from
+ *      1 in the trace (v2 rather than "s"/"f" events: no extra event, and
+ *      no doubt about which slice a flow binds to);
  *   X  NVTX push/pop ranges on their thread (written when they close);
  *   b/e  NVTX start/end ranges (async: they may cross threads), id = the
  *      range id; both kinds of range say in args their domain, category

@@ -100,6 +100,21 @@ def main():
     check(all("args" not in e for e in host[:25] + host[25 + 2 * len(HOSTILE):]),
           "a launch with a GPU slice repeats the kernel's name")
 
+    # Flows: each GPU slice ends the one flow that starts at its launch, ids
+    # counting from 1 in launch order; captured launches start none.
+    outs = [e for e in events if e.get("flow_out")]
+    ins = [e for e in events if e.get("flow_in")]
+    check(len(ins) == len(gpu) and all(e.get("flow_in") is True for e in gpu),
+          f"{len(ins)} flow ends for {len(gpu)} GPU slices")
+    check([e["bind_id"] for e in outs] == list(range(1, len(gpu) + 1)),
+          "flow ids: not 1, 2, ... in launch order")
+    check([e["bind_id"] for e in ins] == [e["bind_id"] for e in outs],
+          "flow ends not in the order of their starts")
+    check(all(o["tid"] < GPU_TID_BASE and o["cat"] == i["cat"] for o, i in zip(outs, ins)),
+          "a flow starts elsewhere than at a host call of its GPU slice's category")
+    check(not any("bind_id" in e for e in host[26:25 + 2 * len(HOSTILE):2]),
+          "a captured launch starts a flow")
+
     # Hostile names: kernels on the GPU, in the host slices' args, marks, thread names.
     want = [n.decode("utf-8", errors="replace") for n in HOSTILE]
     hostile = [e for e in gpu if e["name"] in want]

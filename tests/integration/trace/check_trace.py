@@ -16,6 +16,7 @@ Every case checks:
   - tracks: GPU work on tracks named "GPU d ..." with a sort index after
     the host threads; on each stream the slices do not overlap (a stream
     runs its work in order)
+  - flows: every GPU slice ends the flow its launching host call starts
   - host slices: on the threads that made the calls, never on GPU tracks
   - the memory counter: in use after each change in time order; its
     highest value is the JSON report's peak and its last the bytes still
@@ -136,6 +137,24 @@ def check_gpu(events, report, pid):
     return tracks
 
 
+def check_flows(events, gpu):
+    """Each GPU slice ends one flow (v2: bind_id, flow_in), started by the
+    host call that launched it (flow_out): on a host thread, in the same
+    category, no later than the work began."""
+    outs = {e["bind_id"]: e for e in events if e["ph"] == "X" and e.get("flow_out") is True}
+    ins = {e.get("bind_id"): e for e in gpu if e.get("flow_in") is True}
+    check(len(ins) == len(gpu), f"{len(gpu)} GPU slices, {len(ins)} flow ends")
+    check(set(ins) == set(outs), f"flows {len(outs)} started, {len(ins)} ended, not the same ids")
+    for fid, g in ins.items():
+        h = outs.get(fid)
+        if h is None:
+            continue
+        check(h["tid"] < GPU_TID_BASE and h["pid"] == g["pid"] and h["cat"] == g["cat"],
+              f"flow {fid}: {h['name']!r} on {h['tid']} launches {g['cat']} {g['name']!r}")
+        check(ns(g["ts"]) >= ns(h["ts"]),
+              f"flow {fid}: {g['name']!r} at {g['ts']} us starts before its launch at {h['ts']} us")
+
+
 def check_host(events, pid, tids):
     """Host slices on the calling threads (tids, when given), not on GPU tracks."""
     host = [e for e in events if e["ph"] == "X" and e["cat"] != "nvtx" and e["tid"] < GPU_TID_BASE]
@@ -246,6 +265,7 @@ def main():
     if not events:
         return report()
     tracks = check_gpu(events, rep, pid)
+    check_flows(events, [s for slices in tracks.values() for s in slices])
     check_host(events, pid, {pid} if args.case in ("streams", "plain") else None)
     check_memory(events, rep)
     if args.case == "streams":
