@@ -30,11 +30,6 @@ static const head counter_head = H("C", "memory");
 static const head mark_head = H("i", "nvtx");
 static const head metadata_head = H("M", "__metadata");
 
-static bool enabled(const gt_timeline *tl, enum gt_category c)
-{
-    return (tl->categories & GT_CAT_BIT(c)) != 0;
-}
-
 static char *put_mem(char *p, const void *s, size_t n)
 {
     memcpy(p, s, n);
@@ -280,8 +275,9 @@ static tl_attrs attrs_of(const gt_event *ev)
     return (tl_attrs){ev->u.nvtx.domain, ev->u.nvtx.category, ev->u.nvtx.color};
 }
 
-static void nvtx_push(gt_timeline *tl, const gt_event *ev)
+static void nvtx_push(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     tl_stack *s = gt_tl_stack(tl, ev->tid, ev->u.nvtx.domain);
     if (!s) {
         tl->lost.ranges++;
@@ -301,8 +297,9 @@ static void nvtx_push(gt_timeline *tl, const gt_event *ev)
         (tl_frame){ev->host_start, ev->name, ev->u.nvtx.category, ev->u.nvtx.color};
 }
 
-static void nvtx_pop(gt_timeline *tl, const gt_event *ev)
+static void nvtx_pop(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     tl_stack *s = gt_tl_stack(tl, ev->tid, ev->u.nvtx.domain);
     if (!s) return;
     if (s->overflow) {
@@ -317,8 +314,9 @@ static void nvtx_pop(gt_timeline *tl, const gt_event *ev)
 
 /* Start/end ranges: "b" when the start comes, "e" when the end comes;
  * an end that comes first waits for its start to learn the name. */
-static void nvtx_start_end(gt_timeline *tl, const gt_event *ev)
+static void nvtx_start_end(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     bool start = ev->kind == GT_EV_NVTX_START;
     tl_range *r = gt_tl_range_find(tl, ev->u.nvtx.range_id);
     if (r && r->ended == start) {
@@ -344,8 +342,9 @@ static void nvtx_start_end(gt_timeline *tl, const gt_event *ev)
     if (start) gt_tl_nvtx_async(tl, 'b', &wait, ev->host_start);
 }
 
-static void nvtx_mark(gt_timeline *tl, const gt_event *ev)
+static void nvtx_mark(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     size_t len;
     const char *text = gt_tl_name(tl, ev->name, &len);
     char *p = open_event(tl, &mark_head, len);
@@ -355,64 +354,42 @@ static void nvtx_mark(gt_timeline *tl, const gt_event *ev)
     close_event(tl, GT_PUT(p, ",\"s\":\"t\"}"));
 }
 
-static void nvtx(gt_timeline *tl, const gt_event *ev)
+/* Kernels, copies, memsets: the host call, and the GPU work on its track
+ * at the end of a flow from the call. */
+static void gpu_work(void *w, const gt_event *ev)
 {
-    switch (ev->kind) {
-    case GT_EV_NVTX_PUSH:
-        nvtx_push(tl, ev);
-        break;
-    case GT_EV_NVTX_POP:
-        nvtx_pop(tl, ev);
-        break;
-    case GT_EV_NVTX_START:
-    case GT_EV_NVTX_END:
-        nvtx_start_end(tl, ev);
-        break;
-    default:
-        nvtx_mark(tl, ev);
-    }
+    gt_timeline *tl = w;
+    bool gpu = gt_timeline_gpu_work(ev, tl->categories);
+    uint32_t tid = gpu ? gt_tl_track(tl, ev->device, ev->stream) : 0;
+    if (gpu && !tid) tl->lost.tracks++;
+    uint64_t flow = tid ? ++tl->flows : 0;
+    host_slice(tl, ev, gpu, flow);
+    if (tid) gpu_slice(tl, ev, tid, flow);
 }
+
+static void host_call(void *w, const gt_event *ev)
+{
+    host_slice(w, ev, false, 0);
+}
+
+static void thread_name(void *w, const gt_event *ev)
+{
+    gt_tl_thread_name(w, ev->tid, ev->name);
+}
+
+static const gt_timeline_draw draw = {
+    .gpu_work = gpu_work,
+    .host = host_call,
+    .nvtx_push = nvtx_push,
+    .nvtx_pop = nvtx_pop,
+    .nvtx_start_end = nvtx_start_end,
+    .nvtx_mark = nvtx_mark,
+    .thread_name = thread_name,
+};
 
 void gt_timeline_add(gt_timeline *tl, const gt_event *ev)
 {
-    if (ev->flags & GT_EVF_NESTED) return;
-    switch ((enum gt_event_kind)ev->kind) {
-    case GT_EV_KERNEL:
-    case GT_EV_GRAPH:
-    case GT_EV_MEMCPY:
-    case GT_EV_MEMSET: {
-        bool gpu = gt_timeline_gpu_work(ev, tl->categories);
-        uint32_t tid = gpu ? gt_tl_track(tl, ev->device, ev->stream) : 0;
-        if (gpu && !tid) tl->lost.tracks++;
-        uint64_t flow = tid ? ++tl->flows : 0;
-        host_slice(tl, ev, gpu, flow);
-        if (tid) gpu_slice(tl, ev, tid, flow);
-        break;
-    }
-    case GT_EV_ALLOC:
-    case GT_EV_FREE:
-        host_slice(tl, ev, false, 0); /* the counter comes from the report (memory_changed) */
-        break;
-    case GT_EV_NVTX_PUSH:
-    case GT_EV_NVTX_POP:
-    case GT_EV_NVTX_START:
-    case GT_EV_NVTX_END:
-    case GT_EV_NVTX_MARK:
-        if (enabled(tl, GT_CAT_NVTX)) nvtx(tl, ev);
-        break;
-    case GT_EV_THREAD_NAME:
-        gt_tl_thread_name(tl, ev->tid, ev->name);
-        break;
-    case GT_EV_API:
-    case GT_EV_COMPILE:
-    case GT_EV_MODULE:
-    case GT_EV_SYNC:
-        host_slice(tl, ev, false, 0);
-        break;
-    case GT_EV_NONE:
-    case GT_EV_KIND_COUNT:
-        break;
-    }
+    gt_timeline_route(&draw, tl, tl->categories, ev);
 }
 
 void gt_tl_metadata(gt_timeline *tl, const char *what, uint32_t tid, const char *key,

@@ -5,11 +5,6 @@
 
 #include "pftrace_internal.h"
 
-static bool enabled(const gt_pftrace *t, enum gt_category c)
-{
-    return (t->categories & GT_CAT_BIT(c)) != 0;
-}
-
 static void add_uint(pf_event *e, enum pf_arg_name name, uint64_t v)
 {
     e->args[e->nargs++] = (pf_arg){.name = (uint8_t)name, .kind = PF_UINT, .value = v};
@@ -112,8 +107,9 @@ static void gpu_slice(gt_pftrace *t, const gt_event *ev, uint32_t seq, uint64_t 
     gt_pf_end(t, seq, ev->gpu_end > ev->gpu_start ? ev->gpu_end : ev->gpu_start);
 }
 
-static void gpu_work(gt_pftrace *t, const gt_event *ev)
+static void gpu_work(void *w, const gt_event *ev)
 {
+    gt_pftrace *t = w;
     bool gpu = gt_timeline_gpu_work(ev, t->categories);
     uint32_t lane = UINT32_MAX;
     if (gpu) {
@@ -164,8 +160,9 @@ static void nvtx_begin(gt_pftrace *t, uint32_t seq, uint8_t type, uint64_t ts, u
     gt_pf_event(t, seq, &e);
 }
 
-static void nvtx_push(gt_pftrace *t, const gt_event *ev)
+static void nvtx_push(void *w, const gt_event *ev)
 {
+    gt_pftrace *t = w;
     pf_stack *s = gt_pf_stack(t, ev->tid, ev->u.nvtx.domain, ev->host_start);
     if (!s) {
         t->lost.ranges++;
@@ -182,8 +179,9 @@ static void nvtx_push(gt_pftrace *t, const gt_event *ev)
                ev->u.nvtx.category, ev->u.nvtx.color);
 }
 
-static void nvtx_pop(gt_pftrace *t, const gt_event *ev)
+static void nvtx_pop(void *w, const gt_event *ev)
 {
+    gt_pftrace *t = w;
     uint64_t key = ev->tid | (uint64_t)ev->u.nvtx.domain << 32;
     pf_stack *s = gt_keyed_find(&t->stacks, key);
     if (!s) return;
@@ -211,8 +209,9 @@ static void range_slice(gt_pftrace *t, const pf_range *r, uint64_t start, uint64
 
 /* Start/end ranges: drawn when both halves have come (they may cross
  * threads, and either may come first). */
-static void nvtx_start_end(gt_pftrace *t, const gt_event *ev)
+static void nvtx_start_end(void *w, const gt_event *ev)
 {
+    gt_pftrace *t = w;
     bool start = ev->kind == GT_EV_NVTX_START;
     uint64_t id = ev->u.nvtx.range_id;
     pf_range *r = gt_keyed_find(&t->ranges, id);
@@ -239,64 +238,38 @@ static void nvtx_start_end(gt_pftrace *t, const gt_event *ev)
     *r = half;
 }
 
-static void nvtx_mark(gt_pftrace *t, const gt_event *ev)
+static void nvtx_mark(void *w, const gt_event *ev)
 {
+    gt_pftrace *t = w;
     uint32_t seq = gt_pf_thread(t, ev->tid, ev->host_start);
     if (seq == UINT32_MAX) return;
     nvtx_begin(t, seq, PF_INSTANT, ev->host_start, ev->name, ev->u.nvtx.domain,
                ev->u.nvtx.category, ev->u.nvtx.color);
 }
 
-static void nvtx(gt_pftrace *t, const gt_event *ev)
+static void host_call(void *w, const gt_event *ev)
 {
-    switch (ev->kind) {
-    case GT_EV_NVTX_PUSH:
-        nvtx_push(t, ev);
-        break;
-    case GT_EV_NVTX_POP:
-        nvtx_pop(t, ev);
-        break;
-    case GT_EV_NVTX_START:
-    case GT_EV_NVTX_END:
-        nvtx_start_end(t, ev);
-        break;
-    default:
-        nvtx_mark(t, ev);
-    }
+    host_slice(w, ev, false, 0);
 }
+
+static void thread_name(void *w, const gt_event *ev)
+{
+    gt_pf_thread_name(w, ev->tid, ev->name, ev->host_start);
+}
+
+static const gt_timeline_draw draw = {
+    .gpu_work = gpu_work,
+    .host = host_call,
+    .nvtx_push = nvtx_push,
+    .nvtx_pop = nvtx_pop,
+    .nvtx_start_end = nvtx_start_end,
+    .nvtx_mark = nvtx_mark,
+    .thread_name = thread_name,
+};
 
 void gt_pftrace_add(gt_pftrace *t, const gt_event *ev)
 {
-    if (ev->flags & GT_EVF_NESTED) return;
-    switch ((enum gt_event_kind)ev->kind) {
-    case GT_EV_KERNEL:
-    case GT_EV_GRAPH:
-    case GT_EV_MEMCPY:
-    case GT_EV_MEMSET:
-        gpu_work(t, ev);
-        break;
-    case GT_EV_NVTX_PUSH:
-    case GT_EV_NVTX_POP:
-    case GT_EV_NVTX_START:
-    case GT_EV_NVTX_END:
-    case GT_EV_NVTX_MARK:
-        if (enabled(t, GT_CAT_NVTX)) nvtx(t, ev);
-        break;
-    case GT_EV_THREAD_NAME:
-        gt_pf_thread_name(t, ev->tid, ev->name, ev->host_start);
-        break;
-    case GT_EV_ALLOC: /* the counter comes from the report (memory_changed) */
-    case GT_EV_FREE:
-    case GT_EV_API:
-    case GT_EV_COMPILE:
-    case GT_EV_MODULE:
-    case GT_EV_SYNC:
-        host_slice(t, ev, false, 0);
-        break;
-    case GT_EV_NONE:
-    case GT_EV_KIND_COUNT:
-        break;
-    }
+    gt_timeline_route(&draw, t, t->categories, ev);
 }
 
 gt_pftrace *gt_pftrace_create(int fd, const gt_strtab *names, int pid, unsigned categories)

@@ -40,6 +40,48 @@ bool gt_timeline_gpu_work(const gt_event *ev, unsigned categories)
            (categories & GT_CAT_BIT(gt_timeline_category(ev->kind))) != 0;
 }
 
+void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories,
+                       const gt_event *ev)
+{
+    if (ev->flags & GT_EVF_NESTED) return;
+    bool nvtx = (categories & GT_CAT_BIT(GT_CAT_NVTX)) != 0;
+    switch ((enum gt_event_kind)ev->kind) {
+    case GT_EV_KERNEL:
+    case GT_EV_GRAPH:
+    case GT_EV_MEMCPY:
+    case GT_EV_MEMSET:
+        d->gpu_work(w, ev);
+        break;
+    case GT_EV_ALLOC: /* the memory counter comes from the report (gt_memory's sinks) */
+    case GT_EV_FREE:
+    case GT_EV_API:
+    case GT_EV_COMPILE:
+    case GT_EV_MODULE:
+    case GT_EV_SYNC:
+        d->host(w, ev);
+        break;
+    case GT_EV_NVTX_PUSH:
+        if (nvtx) d->nvtx_push(w, ev);
+        break;
+    case GT_EV_NVTX_POP:
+        if (nvtx) d->nvtx_pop(w, ev);
+        break;
+    case GT_EV_NVTX_START:
+    case GT_EV_NVTX_END:
+        if (nvtx) d->nvtx_start_end(w, ev);
+        break;
+    case GT_EV_NVTX_MARK:
+        if (nvtx) d->nvtx_mark(w, ev);
+        break;
+    case GT_EV_THREAD_NAME:
+        d->thread_name(w, ev);
+        break;
+    case GT_EV_NONE:
+    case GT_EV_KIND_COUNT:
+        break;
+    }
+}
+
 void gt_timeline_track_name(uint16_t device, uint64_t stream, char *buf, size_t cap)
 {
     char dev[16];

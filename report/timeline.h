@@ -42,6 +42,23 @@ bool gt_timeline_has_bytes(uint8_t kind);
  * category is among `categories` (a GT_CAT_BIT mask). */
 bool gt_timeline_gpu_work(const gt_event *ev, unsigned categories);
 
+/* What a timeline draws, per kind of record: both formats route records
+ * alike (gt_timeline_route) and differ in how they draw them. */
+typedef struct gt_timeline_draw {
+    void (*gpu_work)(void *w, const gt_event *ev); /* kernels, copies, memsets */
+    void (*host)(void *w, const gt_event *ev);     /* any other call */
+    void (*nvtx_push)(void *w, const gt_event *ev);
+    void (*nvtx_pop)(void *w, const gt_event *ev);
+    void (*nvtx_start_end)(void *w, const gt_event *ev);
+    void (*nvtx_mark)(void *w, const gt_event *ev);
+    void (*thread_name)(void *w, const gt_event *ev);
+} gt_timeline_draw;
+
+/* Hands a record to what draws it: none for a nested record (its
+ * runtime call's is drawn) nor for NVTX outside `categories`. */
+void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories,
+                       const gt_event *ev);
+
 /* "GPU d default stream", "GPU d per-thread default stream", "GPU d
  * stream 0x...", with "?" for an unknown device. */
 void gt_timeline_track_name(uint16_t device, uint64_t stream, char *buf, size_t cap);
