@@ -408,7 +408,7 @@ static void emit_extras(sample *s, uint64_t t)
     sample_add(s, nvtx_event(GT_EV_NVTX_PUSH, 300, t + 400, lib, intern(s->names, "in lib"), 0));
     sample_add(s, nvtx_event(GT_EV_NVTX_POP, 300, t + 900, lib, 0, 0));
     /* two threads' GPU work on one stream, the second's arriving first */
-    uint32_t k = intern(s->names, "shared_stream_kernel"), launch = intern(s->names, "cuLaunchKernel");
+    uint32_t k = intern(s->names, "shared_stream_kernel"), launch = intern(s->names, "cudaLaunchKernel");
     for (uint32_t thread = 2; thread-- > 0;)
         for (uint64_t i = 0; i < 5; i++) {
             uint64_t at = t + 10000 + i * 2000 + thread * 1000;
