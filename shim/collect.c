@@ -1,7 +1,7 @@
 /* The shim's consumer of the pipeline, on the draining thread: host ticks
  * become CLOCK_MONOTONIC ns, a failed call gets its status name, debug
  * verbosity gets a line per record, and the record goes into the report
- * and, when a Chrome trace is asked for, into the trace. */
+ * and into the traces asked for (Chrome, Perfetto). */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -17,7 +17,7 @@ uint64_t gt_process_start_ns;
 static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
 static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */
 static gt_report *report;                     /* draining thread only */
-static gt_trace trace = {.file = {.fd = -1}}; /* draining thread only */
+static gt_trace trace = GT_TRACE_NONE; /* draining thread only */
 static char debug_buf[65536];
 static size_t debug_len;
 
@@ -43,21 +43,20 @@ void gt_collect_reset(void)
 {
     /* A forked child's report and trace may have been in the middle of an
      * update in the parent's drain thread: they are abandoned, not freed.
-     * The trace file is the parent's: the child only closes its own
-     * descriptor of it (the timeline writes with write(2), so nothing
+     * The trace files are the parent's: the child only closes its own
+     * descriptors of them (the traces write with write(2), so nothing
      * buffered is written twice). */
     report = NULL;
-    if (trace.file.fd >= 0) close(trace.file.fd);
-    trace = (gt_trace){.file = {.fd = -1}};
+    for (int i = 0; i < GT_TRACES; i++)
+        if (trace.files[i].fd >= 0) close(trace.files[i].fd);
+    trace = (gt_trace)GT_TRACE_NONE;
     debug_len = 0;
 }
 
 void gt_collect_release(void)
 {
     gt_report_destroy(report);
-    gt_timeline_destroy(trace.timeline);
-    trace.timeline = NULL;
-    gt_stream_file_discard(&trace.file);
+    gt_trace_discard(&trace);
     gt_collect_reset();
 }
 
@@ -115,7 +114,6 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
     gt_error_namer namer = atomic_load_explicit(&error_namer, memory_order_acquire);
     int debug = gt_log_debug_enabled();
     gt_report *r = report ? report : gt_collect_report();
-    gt_timeline *timeline = trace.timeline;
     for (gt_event *end = ev + n; ev < end; ev++) {
         /* 0 is "not set" (a mark has no end): it stays 0. */
         if (ev->host_start) ev->host_start = gt_clock_to_ns(ev->host_start);
@@ -125,7 +123,7 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (!r) continue;
         gt_report_add(r, ev);
-        if (timeline) gt_timeline_add(timeline, ev);
+        gt_trace_add(&trace, ev);
     }
 }
 
