@@ -26,9 +26,16 @@ static void add_text(pf_event *e, enum pf_arg_name name, const char *text, size_
     e->args[e->nargs++] = (pf_arg){.name = (uint8_t)name, .kind = PF_TEXT, .text = text, .len = len};
 }
 
-static pf_event slice(uint64_t ts, uint64_t name, enum gt_category c)
+/* A slice's BEGIN into *e; its annotations (not cleared: there are none
+ * yet) are added after. */
+static void slice(pf_event *e, uint64_t ts, uint64_t name, enum gt_category c)
 {
-    return (pf_event){.type = PF_SLICE_BEGIN, .category = (uint8_t)(c + 1), .ts = ts, .name = name};
+    e->type = PF_SLICE_BEGIN;
+    e->category = (uint8_t)(c + 1);
+    e->nargs = 0;
+    e->ts = ts;
+    e->name = name;
+    e->flow_out = e->flow_in = e->counter = 0;
 }
 
 /* A host call on its thread. Its annotations say what no GPU slice says:
@@ -40,8 +47,8 @@ static void host_slice(gt_pftrace *t, const gt_event *ev, bool gpu_slice_follows
     if (!ev->api) return;
     uint32_t seq = gt_pf_thread(t, ev->tid, ev->host_start);
     if (seq == UINT32_MAX) return;
-    pf_event e = slice(ev->host_start, PF_IID(PF_NAME_STRING, ev->api),
-                       gt_timeline_category(ev->kind));
+    pf_event e;
+    slice(&e, ev->host_start, PF_IID(PF_NAME_STRING, ev->api), gt_timeline_category(ev->kind));
     e.flow_out = flow;
     if (gt_timeline_has_bytes(ev->kind) && !gpu_slice_follows) add_uint(&e, PF_ARG_BYTES, ev->bytes);
     if ((ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows)
@@ -75,7 +82,7 @@ static uint64_t gpu_name(const gt_event *ev)
 static void add_dims(gt_pftrace *t, pf_event *e, enum pf_arg_name name, const uint32_t v[3],
                      char *buf, size_t cap)
 {
-    uint64_t iid = gt_pf_dims_iid(t, v);
+    uint64_t iid = gt_pf_dims_iid(t, name == PF_ARG_BLOCK, v);
     if (iid)
         add_interned(e, name, iid);
     else
@@ -83,9 +90,11 @@ static void add_dims(gt_pftrace *t, pf_event *e, enum pf_arg_name name, const ui
 }
 
 /* GPU work on a lane of its stream, ending the flow from its launch. */
-static void gpu_slice(gt_pftrace *t, const gt_event *ev, uint32_t seq, uint64_t flow)
+static void gpu_slice(gt_pftrace *t, const gt_event *ev, uint32_t seq, uint64_t label,
+                      uint64_t flow)
 {
-    pf_event e = slice(ev->gpu_start, gpu_name(ev), gt_timeline_category(ev->kind));
+    pf_event e;
+    slice(&e, ev->gpu_start, gpu_name(ev), gt_timeline_category(ev->kind));
     e.flow_in = flow;
     char grid[40], block[40];
     if (ev->kind == GT_EV_KERNEL) {
@@ -101,7 +110,7 @@ static void gpu_slice(gt_pftrace *t, const gt_event *ev, uint32_t seq, uint64_t 
             add_interned(&e, PF_ARG_HOST_MEMORY,
                          PF_IID(PF_STR_FIXED, PF_FIXED_HOST(ev->u.copy.host_mem)));
     }
-    add_interned(&e, PF_ARG_STREAM, gt_pf_stream_iid(t, ev->device, ev->stream));
+    add_interned(&e, PF_ARG_STREAM, label);
     add_uint(&e, PF_ARG_CORRELATION, flow & 0xffffffffu);
     gt_pf_event(t, seq, &e);
     gt_pf_end(t, seq, ev->gpu_end > ev->gpu_start ? ev->gpu_end : ev->gpu_start);
@@ -112,15 +121,16 @@ static void gpu_work(void *w, const gt_event *ev)
     gt_pftrace *t = w;
     bool gpu = gt_timeline_gpu_work(ev, t->categories);
     uint32_t lane = UINT32_MAX;
+    uint64_t label = 0;
     if (gpu) {
-        lane = gt_pf_gpu_lane(t, ev->device, ev->stream, ev->gpu_start, ev->gpu_end);
+        lane = gt_pf_gpu_lane(t, ev->device, ev->stream, ev->gpu_start, ev->gpu_end, &label);
         if (lane == UINT32_MAX) t->lost.tracks++;
     }
     /* Flow ids are global to a trace that may be opened with others: the
      * process's pid in the high half keeps them apart. */
     uint64_t flow = lane != UINT32_MAX ? t->uuid_base | ++t->flows : 0;
     host_slice(t, ev, gpu, flow);
-    if (lane != UINT32_MAX) gpu_slice(t, ev, lane, flow);
+    if (lane != UINT32_MAX) gpu_slice(t, ev, lane, label, flow);
 }
 
 /* Memory in use on a device row after a change (gt_mem_sink_fn). */
@@ -153,7 +163,8 @@ static void nvtx_args(pf_event *e, uint32_t domain, uint32_t category, uint32_t 
 static void nvtx_begin(gt_pftrace *t, uint32_t seq, uint8_t type, uint64_t ts, uint32_t name,
                        uint32_t domain, uint32_t category, uint32_t color)
 {
-    pf_event e = slice(ts, PF_IID(PF_NAME_STRING, name), GT_CAT_NVTX);
+    pf_event e;
+    slice(&e, ts, PF_IID(PF_NAME_STRING, name), GT_CAT_NVTX);
     e.type = type;
     char buf[16];
     nvtx_args(&e, domain, category, color, buf, sizeof buf);

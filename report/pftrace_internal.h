@@ -207,6 +207,15 @@ struct gt_pftrace {
     gt_keyed ranges;  /* pf_range by range id */
     pf_stream async;  /* the lanes of start/end ranges */
     gt_keyed dims;    /* pf_dims by a hash of them */
+
+    /* The last thread, stream and launch dimensions looked up: records
+     * come in runs from one thread (a drained chunk), and a run mostly
+     * launches the same kernels on the same streams. */
+    uint32_t last_tid, last_thread_seq; /* last_thread_seq + 1; 0: none */
+    uint64_t last_stream_key;
+    uint32_t last_stream; /* index + 1; 0: none */
+    uint32_t last_dims[2][3];
+    uint64_t last_dims_iid[2]; /* 0: none */
 };
 
 /* pftrace_packet.c */
@@ -255,14 +264,12 @@ void gt_pf_thread_name(gt_pftrace *t, uint32_t tid, uint32_t name, uint64_t at);
 
 /* The lane of GPU work [start, end) on (device, stream): the first whose
  * last slice ended by start, a new one when none did; UINT32_MAX past
- * the caps. */
+ * the caps. *label: the iid of the stream's label, for the "stream"
+ * annotation. */
 uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device, uint64_t stream, uint64_t start,
-                        uint64_t end);
+                        uint64_t end, uint64_t *label);
 /* The same for a start/end range. */
 uint32_t gt_pf_range_lane(gt_pftrace *t, uint64_t start, uint64_t end);
-
-/* The iid of (device, stream)'s label, for the "stream" annotation. */
-uint64_t gt_pf_stream_iid(gt_pftrace *t, uint16_t device, uint64_t stream);
 
 /* The memory counter's sequence of a device row, started at t0 when new. */
 uint32_t gt_pf_counter(gt_pftrace *t, int32_t device, uint64_t t0);
@@ -272,9 +279,10 @@ uint32_t gt_pf_counter(gt_pftrace *t, int32_t device, uint64_t t0);
 pf_stack *gt_pf_stack(gt_pftrace *t, uint32_t tid, uint32_t domain, uint64_t t0);
 
 
-/* The iid of launch dimensions as an annotation string; 0 past the cap
- * (the caller writes them as text). */
-uint64_t gt_pf_dims_iid(gt_pftrace *t, const uint32_t v[3]);
+/* The iid of launch dimensions as an annotation string (which: 0 grid,
+ * 1 block, for the cache); 0 past the cap (the caller writes them as
+ * text). */
+uint64_t gt_pf_dims_iid(gt_pftrace *t, unsigned which, const uint32_t v[3]);
 
 void gt_pf_state_free(gt_pftrace *t);
 

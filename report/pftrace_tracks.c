@@ -54,10 +54,15 @@ static pf_thread *thread(gt_pftrace *t, uint32_t tid, uint64_t t0)
 
 uint32_t gt_pf_thread(gt_pftrace *t, uint32_t tid, uint64_t t0)
 {
+    if (t->last_thread_seq && t->last_tid == tid) return t->last_thread_seq - 1;
     pf_thread *th = thread(t, tid, t0);
-    if (th) return th->seq;
-    t->lost.threads++;
-    return UINT32_MAX;
+    if (!th) {
+        t->lost.threads++;
+        return UINT32_MAX;
+    }
+    t->last_tid = tid;
+    t->last_thread_seq = th->seq + 1;
+    return th->seq;
 }
 
 void gt_pf_thread_name(gt_pftrace *t, uint32_t tid, uint32_t name, uint64_t at)
@@ -115,53 +120,66 @@ static uint64_t stream_key(uint16_t dev, uint64_t s)
 
 static pf_stream *stream(gt_pftrace *t, uint16_t dev, uint64_t s)
 {
-    pf_stream *l = gt_keyed_find(&t->streams, stream_key(dev, s));
-    if (l) return l;
-    uint32_t index = t->streams.n;
-    l = gt_keyed_add(&t->streams, stream_key(dev, s));
-    if (l) *l = (pf_stream){.index = index, .device = dev, .stream = s};
+    uint64_t key = stream_key(dev, s);
+    if (t->last_stream && t->last_stream_key == key)
+        return gt_keyed_at(&t->streams, t->last_stream - 1);
+    pf_stream *l = gt_keyed_find(&t->streams, key);
+    if (!l) {
+        uint32_t index = t->streams.n;
+        l = gt_keyed_add(&t->streams, key);
+        if (!l) return NULL;
+        *l = (pf_stream){.index = index, .device = dev, .stream = s};
+    }
+    t->last_stream_key = key;
+    t->last_stream = l->index + 1; /* streams are never removed: indices stay */
     return l;
 }
 
-/* The first lane of l whose last slice ended by start; a new one (track
- * k, parent and name set by the caller) when none did. */
-static uint32_t lane(gt_pftrace *t, pf_stream *l, pf_track *k, uint64_t start, uint64_t end)
+/* The first lane of l whose last slice ended by start, now ending at
+ * end; UINT32_MAX when none did. */
+static uint32_t free_lane(pf_stream *l, uint64_t start, uint64_t end)
 {
-    uint32_t i = 0;
-    while (i < l->nlanes && l->ends[i] > start)
-        i++;
-    if (i == l->nlanes) {
-        if (i == GT_PFTRACE_MAX_LANES) return UINT32_MAX;
-        uint32_t seq = new_track(t, k, start);
-        if (seq == UINT32_MAX) return seq;
-        l->lanes[l->nlanes++] = seq;
-    }
-    l->ends[i] = end;
-    return l->lanes[i];
+    for (uint32_t i = 0; i < l->nlanes; i++)
+        if (l->ends[i] <= start) {
+            l->ends[i] = end;
+            return l->lanes[i];
+        }
+    return UINT32_MAX;
+}
+
+/* A new lane of l (track k, its parent and name set by the caller). */
+static uint32_t new_lane(gt_pftrace *t, pf_stream *l, pf_track *k, uint64_t start, uint64_t end)
+{
+    if (l->nlanes == GT_PFTRACE_MAX_LANES) return UINT32_MAX;
+    uint32_t seq = new_track(t, k, start);
+    if (seq == UINT32_MAX) return seq;
+    l->ends[l->nlanes] = end;
+    l->lanes[l->nlanes++] = seq;
+    return seq;
 }
 
 uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device_id, uint64_t s, uint64_t start,
-                        uint64_t end)
+                        uint64_t end, uint64_t *label)
 {
     pf_stream *l = stream(t, device_id, s);
-    pf_device *d = l ? device(t, device_id) : NULL;
+    if (!l) return UINT32_MAX;
+    *label = PF_IID(PF_STR_STREAM, l->index);
+    uint32_t seq = free_lane(l, start, end);
+    if (seq != UINT32_MAX) return seq;
+    pf_device *d = device(t, device_id);
     if (!d) return UINT32_MAX;
     char name[64];
     gt_timeline_track_name(device_id, s, name, sizeof name);
     pf_track k = {.parent = device_group(t, d), .name = name};
-    return lane(t, l, &k, start, end);
+    return new_lane(t, l, &k, start, end);
 }
 
 uint32_t gt_pf_range_lane(gt_pftrace *t, uint64_t start, uint64_t end)
 {
+    uint32_t seq = free_lane(&t->async, start, end);
+    if (seq != UINT32_MAX) return seq;
     pf_track k = {.parent = t->process, .name = "NVTX start/end ranges"};
-    return lane(t, &t->async, &k, start, end);
-}
-
-uint64_t gt_pf_stream_iid(gt_pftrace *t, uint16_t device_id, uint64_t s)
-{
-    const pf_stream *l = gt_keyed_find(&t->streams, stream_key(device_id, s));
-    return PF_IID(PF_STR_STREAM, l ? l->index : 0);
+    return new_lane(t, &t->async, &k, start, end);
 }
 
 uint32_t gt_pf_counter(gt_pftrace *t, int32_t device_id, uint64_t t0)
@@ -201,7 +219,7 @@ pf_stack *gt_pf_stack(gt_pftrace *t, uint32_t tid, uint32_t domain, uint64_t t0)
 
 /* --- launch dimensions --------------------------------------------------- */
 
-uint64_t gt_pf_dims_iid(gt_pftrace *t, const uint32_t v[3])
+static uint64_t dims_iid(gt_pftrace *t, const uint32_t v[3])
 {
     uint64_t key = ((uint64_t)v[0] << 42 ^ (uint64_t)v[1] << 21 ^ v[2]) * 0x9E3779B97F4A7C15ull;
     pf_dims *d = gt_keyed_find(&t->dims, key);
@@ -215,6 +233,16 @@ uint64_t gt_pf_dims_iid(gt_pftrace *t, const uint32_t v[3])
     if (!d) return 0;
     memcpy(d->v, v, sizeof d->v);
     return PF_IID(PF_STR_DIMS, i);
+}
+
+uint64_t gt_pf_dims_iid(gt_pftrace *t, unsigned which, const uint32_t v[3])
+{
+    if (t->last_dims_iid[which] && memcmp(t->last_dims[which], v, sizeof t->last_dims[which]) == 0)
+        return t->last_dims_iid[which];
+    uint64_t iid = dims_iid(t, v);
+    memcpy(t->last_dims[which], v, sizeof t->last_dims[which]);
+    t->last_dims_iid[which] = iid;
+    return iid;
 }
 
 void gt_pf_state_free(gt_pftrace *t)
