@@ -6,7 +6,9 @@
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 
-gt_need_packages "${GT_BASE_PACKAGES[@]}"
+# python3-venv: the perfetto tests install Perfetto's protobuf definitions
+# from PyPI into a virtual environment (tests/perfetto).
+gt_need_packages "${GT_BASE_PACKAGES[@]}" python3-venv
 gt_check_cuda
 
 build=${GPUTRACE_BUILD_DIR:-$gt_root/build/test}
