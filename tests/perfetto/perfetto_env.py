@@ -36,21 +36,23 @@ def _skip(why):
 
 def _make(venv, pins):
     """Creates the environment; None, or why it could not."""
+    python = os.path.join(venv, "bin", "python")
     steps = [
-        [sys.executable, "-m", "venv", "--clear", venv],
-        [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--quiet", "--no-input",
-         "--disable-pip-version-check", "--timeout", "20", "--retries", "1", "-r", REQUIREMENTS],
-        [os.path.join(venv, "bin", "python"), "-c",
-         "from perfetto.protos.perfetto.trace import perfetto_trace_pb2"],
+        ("python3 -m venv", [sys.executable, "-m", "venv", "--clear", venv]),
+        (f"pip install {' '.join(pins.split())} from PyPI",
+         [python, "-m", "pip", "install", "--quiet", "--no-input", "--disable-pip-version-check",
+          "--timeout", "20", "--retries", "1", "-r", REQUIREMENTS]),
+        ("importing perfetto_trace_pb2",
+         [python, "-c", "from perfetto.protos.perfetto.trace import perfetto_trace_pb2"]),
     ]
-    for cmd in steps:
+    for what, cmd in steps:
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.TimeoutExpired) as e:
-            return f"{os.path.basename(cmd[0])}: {e}"
+            return f"{what}: {e}"
         if p.returncode != 0:
             last = (p.stderr.strip() or p.stdout.strip() or "failed").splitlines()[-1]
-            return f"{' '.join(cmd[1:4])}: {last}"
+            return f"{what}: {last}"
     with open(os.path.join(venv, "gputrace-pins"), "w") as f:
         f.write(pins)
     return None
