@@ -23,7 +23,8 @@ static void add_string(pf_event *e, enum pf_arg_name name, uint32_t id)
 
 static void add_text(pf_event *e, enum pf_arg_name name, const char *text, size_t len)
 {
-    e->args[e->nargs++] = (pf_arg){.name = (uint8_t)name, .kind = PF_TEXT, .text = text, .len = len};
+    e->args[e->nargs++] =
+        (pf_arg){.name = (uint8_t)name, .kind = PF_TEXT, .text = text, .len = len};
 }
 
 /* A slice's BEGIN into *e; its annotations (not cleared: there are none
@@ -50,7 +51,8 @@ static void host_slice(gt_pftrace *t, const gt_event *ev, bool gpu_slice_follows
     pf_event e;
     slice(&e, ev->host_start, PF_IID(PF_NAME_STRING, ev->api), gt_timeline_category(ev->kind));
     e.flow_out = flow;
-    if (gt_timeline_has_bytes(ev->kind) && !gpu_slice_follows) add_uint(&e, PF_ARG_BYTES, ev->bytes);
+    if (gt_timeline_has_bytes(ev->kind) && !gpu_slice_follows)
+        add_uint(&e, PF_ARG_BYTES, ev->bytes);
     if ((ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows)
         add_string(&e, PF_ARG_KERNEL, ev->name);
     if (ev->kind == GT_EV_COMPILE && ev->name) add_string(&e, PF_ARG_PROGRAM, ev->name);
@@ -58,7 +60,8 @@ static void host_slice(gt_pftrace *t, const gt_event *ev, bool gpu_slice_follows
     if (ev->result && ev->error)
         add_string(&e, PF_ARG_ERROR, ev->error);
     else if (ev->result)
-        add_text(&e, PF_ARG_ERROR, number, (size_t)snprintf(number, sizeof number, "%d", (int)ev->result));
+        add_text(&e, PF_ARG_ERROR, number,
+                 (size_t)snprintf(number, sizeof number, "%d", (int)ev->result));
     gt_pf_event(t, seq, &e);
     gt_pf_end(t, seq, ev->host_end > ev->host_start ? ev->host_end : ev->host_start);
 }
@@ -104,7 +107,8 @@ static void gpu_slice(gt_pftrace *t, const gt_event *ev, uint32_t seq, uint64_t 
     } else if (ev->kind != GT_EV_GRAPH) {
         add_uint(&e, PF_ARG_BYTES, ev->bytes);
         if (ev->kind == GT_EV_MEMCPY && ev->u.copy.dir < GT_DIR_COUNT)
-            add_interned(&e, PF_ARG_DIRECTION, PF_IID(PF_STR_FIXED, PF_FIXED_DIRECTION(ev->u.copy.dir)));
+            add_interned(&e, PF_ARG_DIRECTION,
+                         PF_IID(PF_STR_FIXED, PF_FIXED_DIRECTION(ev->u.copy.dir)));
         if (ev->kind == GT_EV_MEMCPY && ev->u.copy.host_mem != GT_HOST_NONE &&
             ev->u.copy.host_mem < GT_HOST_COUNT)
             add_interned(&e, PF_ARG_HOST_MEMORY,
@@ -157,7 +161,8 @@ static void nvtx_args(pf_event *e, uint32_t domain, uint32_t category, uint32_t 
     if (domain) add_string(e, PF_ARG_DOMAIN, domain);
     if (category) add_string(e, PF_ARG_CATEGORY, category);
     if (color)
-        add_text(e, PF_ARG_COLOR, buf, (size_t)snprintf(buf, cap, "#%06x", (unsigned)(color & 0xffffffu)));
+        add_text(e, PF_ARG_COLOR, buf,
+                 (size_t)snprintf(buf, cap, "#%06x", (unsigned)(color & 0xffffffu)));
 }
 
 static void nvtx_begin(gt_pftrace *t, uint32_t seq, uint8_t type, uint64_t ts, uint32_t name,
@@ -241,7 +246,9 @@ static void nvtx_start_end(void *w, const gt_event *ev)
             range_slice(t, &other, other.time, ev->host_start);
         return;
     }
-    if (!r) r = gt_keyed_add(&t->ranges, id); /* else an id reused before its range ended: the newer wins */
+    if (!r)
+        r = gt_keyed_add(&t->ranges,
+                         id); /* else an id reused before its range ended: the newer wins */
     if (!r) {
         t->lost.ranges++;
         return;
@@ -254,8 +261,8 @@ static void nvtx_mark(void *w, const gt_event *ev)
     gt_pftrace *t = w;
     uint32_t seq = gt_pf_thread(t, ev->tid, ev->host_start);
     if (seq == UINT32_MAX) return;
-    nvtx_begin(t, seq, PF_INSTANT, ev->host_start, ev->name, ev->u.nvtx.domain,
-               ev->u.nvtx.category, ev->u.nvtx.color);
+    nvtx_begin(t, seq, PF_INSTANT, ev->host_start, ev->name, ev->u.nvtx.domain, ev->u.nvtx.category,
+               ev->u.nvtx.color);
 }
 
 static void host_call(void *w, const gt_event *ev)

@@ -74,9 +74,9 @@ enum {
 
 enum { PF_SLICE_BEGIN = 1, PF_SLICE_END = 2, PF_INSTANT = 3, PF_COUNTER = 4 }; /* TrackEvent.Type */
 #define PF_SEQ_INCREMENTAL_STATE_CLEARED 1u
-#define PF_CLOCK_MONOTONIC 3u   /* BuiltinClock: the trace's clock */
-#define PF_CLOCK_SEQUENCE 64u   /* the first sequence-scoped clock id */
-#define PF_UNIT_SIZE_BYTES 3u   /* CounterDescriptor.Unit */
+#define PF_CLOCK_MONOTONIC 3u /* BuiltinClock: the trace's clock */
+#define PF_CLOCK_SEQUENCE 64u /* the first sequence-scoped clock id */
+#define PF_UNIT_SIZE_BYTES 3u /* CounterDescriptor.Unit */
 
 /* Debug annotation names: their iids. */
 enum pf_arg_name {
@@ -114,9 +114,9 @@ enum { PF_FIXED_MEMSET = PF_COPY_LABELS, PF_FIXED_GRAPH, PF_FIXED_UNNAMED, PF_FI
 /* A debug annotation. */
 enum pf_value { PF_UINT, PF_INTERNED, PF_TEXT };
 typedef struct pf_arg {
-    uint8_t name; /* enum pf_arg_name */
-    uint8_t kind; /* enum pf_value */
-    uint64_t value; /* PF_UINT: the number; PF_INTERNED: the string's iid */
+    uint8_t name;     /* enum pf_arg_name */
+    uint8_t kind;     /* enum pf_value */
+    uint64_t value;   /* PF_UINT: the number; PF_INTERNED: the string's iid */
     const char *text; /* PF_TEXT */
     size_t len;
 } pf_arg;
@@ -129,7 +129,7 @@ typedef struct pf_event {
     uint8_t category; /* enum gt_category + 1; 0: none */
     uint8_t nargs;
     uint64_t ts;
-    uint64_t name; /* event name iid; 0: none */
+    uint64_t name;              /* event name iid; 0: none */
     uint64_t flow_out, flow_in; /* flow ids started, ended; 0: none */
     uint64_t counter;
     pf_arg args[PF_MAX_ARGS];
@@ -138,7 +138,7 @@ typedef struct pf_event {
 /* A track and the packet sequence that writes it. */
 typedef struct pf_seq {
     uint64_t uuid;
-    uint64_t last;      /* the incremental clock: the last time written as a delta */
+    uint64_t last;       /* the incremental clock: the last time written as a delta */
     uint32_t categories; /* bit c: category c interned here */
     uint32_t arg_names;  /* bit a: annotation name a interned here */
 } pf_seq;
@@ -154,8 +154,8 @@ typedef struct pf_stream {
 } pf_stream;
 
 typedef struct pf_device {
-    int32_t device; /* CUDA ordinal, or GT_MEM_HOST_DEVICE */
-    uint64_t group; /* its "GPU d" track's uuid; 0 until written */
+    int32_t device;   /* CUDA ordinal, or GT_MEM_HOST_DEVICE */
+    uint64_t group;   /* its "GPU d" track's uuid; 0 until written */
     uint32_t counter; /* its memory counter's sequence + 1; 0: none yet */
 } pf_device;
 
@@ -277,7 +277,6 @@ uint32_t gt_pf_counter(gt_pftrace *t, int32_t device, uint64_t t0);
 /* The push/pop stack of (tid, domain), its track made when new; NULL
  * past the caps or out of memory. */
 pf_stack *gt_pf_stack(gt_pftrace *t, uint32_t tid, uint32_t domain, uint64_t t0);
-
 
 /* The iid of launch dimensions as an annotation string (which: 0 grid,
  * 1 block, for the cache); 0 past the cap (the caller writes them as

@@ -158,8 +158,8 @@ static uint32_t new_lane(gt_pftrace *t, pf_stream *l, pf_track *k, uint64_t star
     return seq;
 }
 
-uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device_id, uint64_t s, uint64_t start,
-                        uint64_t end, uint64_t *label)
+uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device_id, uint64_t s, uint64_t start, uint64_t end,
+                        uint64_t *label)
 {
     pf_stream *l = stream(t, device_id, s);
     if (!l) return UINT32_MAX;

@@ -40,8 +40,7 @@ bool gt_timeline_gpu_work(const gt_event *ev, unsigned categories)
            (categories & GT_CAT_BIT(gt_timeline_category(ev->kind))) != 0;
 }
 
-void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories,
-                       const gt_event *ev)
+void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev)
 {
     if (ev->flags & GT_EVF_NESTED) return;
     bool nvtx = (categories & GT_CAT_BIT(GT_CAT_NVTX)) != 0;

@@ -20,7 +20,7 @@
 /* Events left out, by cause. */
 typedef struct gt_timeline_losses {
     uint64_t tracks;    /* GPU work on (device, stream) tracks past GT_TIMELINE_MAX_TRACKS */
-    uint64_t threads;   /* thread names past GT_TIMELINE_MAX_THREADS */
+    uint64_t threads;   /* thread names (Perfetto: events of threads) past the cap */
     uint64_t too_deep;  /* NVTX push/pop ranges nested deeper than GT_NVTX_MAX_DEPTH */
     uint64_t ranges;    /* NVTX ranges past GT_TIMELINE_MAX_STACKS or _MAX_RANGES */
     uint64_t no_memory; /* events that could not be buffered */
@@ -56,8 +56,7 @@ typedef struct gt_timeline_draw {
 
 /* Hands a record to what draws it: none for a nested record (its
  * runtime call's is drawn) nor for NVTX outside `categories`. */
-void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories,
-                       const gt_event *ev);
+void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev);
 
 /* "GPU d default stream", "GPU d per-thread default stream", "GPU d
  * stream 0x...", with "?" for an unknown device. */

@@ -14,10 +14,10 @@
  * count from CLOCK_MONOTONIC's zero. */
 uint64_t gt_process_start_ns;
 
-static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
-static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */
-static gt_report *report;                     /* draining thread only */
-static gt_trace trace = GT_TRACE_NONE; /* draining thread only */
+static _Atomic(gt_strtab *) names;          /* CAS acq_rel on creation */
+static _Atomic(gt_error_namer) error_namer; /* release by the setter, acquire here */
+static gt_report *report;                   /* draining thread only */
+static gt_trace trace = GT_TRACE_NONE;      /* draining thread only */
 static char debug_buf[65536];
 static size_t debug_len;
 

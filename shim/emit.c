@@ -213,8 +213,8 @@ static void warn_lost(const streamed *s, const gt_timeline_losses *l)
     add_cause(&c, l->tracks, "pieces of GPU work on streams past the %uth", GT_TIMELINE_MAX_TRACKS);
     add_cause(&c, l->threads, "%s past the %uth", s->threads, GT_TIMELINE_MAX_THREADS);
     add_cause(&c, l->no_memory, "events for want of memory");
-    gt_warn("%s left out %llu events: %s", s->what,
-            (unsigned long long)gt_timeline_losses_total(l), c.text);
+    gt_warn("%s left out %llu events: %s", s->what, (unsigned long long)gt_timeline_losses_total(l),
+            c.text);
 }
 
 /* Ends streamed trace i and puts it at path (NULL: it is dropped). */

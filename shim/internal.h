@@ -514,7 +514,10 @@ typedef struct gt_trace {
     gt_stream_file files[GT_TRACES];
 } gt_trace;
 
-#define GT_TRACE_NONE {.files = {{.fd = -1}, {.fd = -1}}}
+#define GT_TRACE_NONE                                                                              \
+    {                                                                                              \
+        .files = { {.fd = -1}, {.fd = -1} }                                                        \
+    }
 
 /* Feeds a record to the traces there are. */
 static inline void gt_trace_add(const gt_trace *t, const gt_event *ev)

@@ -149,8 +149,8 @@ static void test_fields(void **unused)
 {
     (void)unused;
     uint8_t buf[32];
-    expect_bytes(buf, gt_pb_uint(buf, 8, 5), "4005");     /* TracePacket.timestamp */
-    expect_bytes(buf, gt_pb_uint(buf, 58, 3), "d00303");  /* timestamp_clock_id: a 2-byte tag */
+    expect_bytes(buf, gt_pb_uint(buf, 8, 5), "4005");    /* TracePacket.timestamp */
+    expect_bytes(buf, gt_pb_uint(buf, 58, 3), "d00303"); /* timestamp_clock_id: a 2-byte tag */
     expect_bytes(buf, gt_pb_fixed64(buf, 47, 0x0102030405060708ull), "f9020807060504030201");
     expect_bytes(buf, gt_pb_bytes(buf, 2, "abc", 3), "1203616263");
     expect_bytes(buf, gt_pb_bytes(buf, 2, "", 0), "1200");
@@ -231,9 +231,9 @@ static void add(trace *t, gt_event ev)
 /* What the packets of a trace hold, counted. */
 typedef struct tally {
     unsigned packets, descriptors, begins, ends, instants, counters, flows_out, flows_in;
-    unsigned lanes;      /* descriptors named lane_name */
+    unsigned lanes; /* descriptors named lane_name */
     const char *lane_name;
-    bool started[4096];  /* sequence ids whose first packet was seen */
+    bool started[4096]; /* sequence ids whose first packet was seen */
 } tally;
 
 static void tally_packet(tally *y, const uint8_t *data, size_t len)
@@ -408,7 +408,8 @@ static void emit_extras(sample *s, uint64_t t)
     sample_add(s, nvtx_event(GT_EV_NVTX_PUSH, 300, t + 400, lib, intern(s->names, "in lib"), 0));
     sample_add(s, nvtx_event(GT_EV_NVTX_POP, 300, t + 900, lib, 0, 0));
     /* two threads' GPU work on one stream, the second's arriving first */
-    uint32_t k = intern(s->names, "shared_stream_kernel"), launch = intern(s->names, "cudaLaunchKernel");
+    uint32_t k = intern(s->names, "shared_stream_kernel"),
+             launch = intern(s->names, "cudaLaunchKernel");
     for (uint32_t thread = 2; thread-- > 0;)
         for (uint64_t i = 0; i < 5; i++) {
             uint64_t at = t + 10000 + i * 2000 + thread * 1000;
@@ -461,9 +462,9 @@ int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "--emit") == 0) return emit(argc, argv);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_varints),       cmocka_unit_test(test_fields),
-        cmocka_unit_test(test_lengths),       cmocka_unit_test(test_sample_packets),
-        cmocka_unit_test(test_lanes),         cmocka_unit_test(test_too_deep),
+        cmocka_unit_test(test_varints),     cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_lengths),     cmocka_unit_test(test_sample_packets),
+        cmocka_unit_test(test_lanes),       cmocka_unit_test(test_too_deep),
         cmocka_unit_test(test_write_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,8 @@ static inline uint64_t emit_hostile(sample *s, uint64_t t, char **names, int n)
  * host clock after. */
 static inline uint64_t emit_bulk(sample *s, uint64_t t)
 {
-    uint32_t launch = intern(s->names, "cuLaunchKernel"), bulk = intern(s->names, "bulk_kernel(float*)");
+    uint32_t launch = intern(s->names, "cuLaunchKernel"),
+             bulk = intern(s->names, "bulk_kernel(float*)");
     for (uint32_t i = 0; i < BULK_LAUNCHES; i++, t += 3000) {
         gt_event ev = kernel_event(bulk, 200 + i % 2, t, t + 500, t + 500 + 1000 + i % 1000);
         ev.api = launch;
