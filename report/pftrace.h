@@ -21,13 +21,14 @@
  *     start/end ranges; instants for NVTX marks; counter values for the
  *     memory in use after each change, in time order (gt_memory's sink);
  *   categories (kernel, memcpy, ... as in the report) and names interned;
- *   debug annotations: kernels' "grid", "block", "shared memory"; copies'
- *     "bytes", "direction", "host memory"; memsets' "bytes"; all GPU work
- *     "stream" and "correlation"; host calls' "bytes" or "kernel" when no
+ *   debug annotations, only what neither the name nor the track says:
+ *     kernels' "grid", "block", "shared memory"; copies' and memsets'
+ *     "bytes" (a copy's direction and host memory are in its name, its
+ *     stream is its track's name); host calls' "bytes" or "kernel" when no
  *     GPU slice carries them, "program", "error"; NVTX "domain",
  *     "category", "color";
  *   flows: the launching call's slice starts one (flow_ids) that the GPU
- *     slice ends (terminating_flow_ids); "correlation" is its number.
+ *     slice ends (terminating_flow_ids).
  *
  * Encoding, for size (a record costs tens of bytes, not hundreds):
  *   one packet sequence per track (trusted_packet_sequence_id), whose

@@ -84,10 +84,6 @@ enum pf_arg_name {
     PF_ARG_BLOCK,
     PF_ARG_SHARED,
     PF_ARG_BYTES,
-    PF_ARG_DIRECTION,
-    PF_ARG_HOST_MEMORY,
-    PF_ARG_STREAM,
-    PF_ARG_CORRELATION,
     PF_ARG_KERNEL,
     PF_ARG_PROGRAM,
     PF_ARG_ERROR,
@@ -102,14 +98,10 @@ enum pf_arg_name {
  * numbers without a table. */
 #define PF_IID(part, k) ((uint64_t)(k) << 2 | (uint64_t)(part))
 enum pf_name_part { PF_NAME_STRING = 1, PF_NAME_FIXED = 2 }; /* event names */
-/* Annotation strings; in part PF_STR_FIXED, k counts from 1. */
-enum pf_str_part { PF_STR_FIXED = 0, PF_STR_STRING = 1, PF_STR_DIMS = 2, PF_STR_STREAM = 3 };
+enum pf_str_part { PF_STR_STRING = 1, PF_STR_DIMS = 2 };     /* annotation strings */
 /* Fixed event names: the copy labels, then these. */
 #define PF_COPY_LABELS ((GT_DIR_COUNT + 1) * (GT_HOST_COUNT + 1) * 2)
 enum { PF_FIXED_MEMSET = PF_COPY_LABELS, PF_FIXED_GRAPH, PF_FIXED_UNNAMED, PF_FIXED_NAMES };
-/* Fixed annotation strings: directions, then host memory kinds. */
-#define PF_FIXED_DIRECTION(d) (1u + (unsigned)(d))
-#define PF_FIXED_HOST(h) (1u + GT_DIR_COUNT + (unsigned)(h))
 
 /* A debug annotation. */
 enum pf_value { PF_UINT, PF_INTERNED, PF_TEXT };
@@ -145,7 +137,7 @@ typedef struct pf_seq {
 
 /* A GPU stream's lanes: sequences, and the end of each one's last slice. */
 typedef struct pf_stream {
-    uint32_t index; /* in streams: its label's iid */
+    uint32_t index; /* in streams */
     uint16_t device;
     uint64_t stream;
     uint32_t nlanes;
@@ -264,10 +256,9 @@ void gt_pf_thread_name(gt_pftrace *t, uint32_t tid, uint32_t name, uint64_t at);
 
 /* The lane of GPU work [start, end) on (device, stream): the first whose
  * last slice ended by start, a new one when none did; UINT32_MAX past
- * the caps. *label: the iid of the stream's label, for the "stream"
- * annotation. */
+ * the caps. */
 uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device, uint64_t stream, uint64_t start,
-                        uint64_t end, uint64_t *label);
+                        uint64_t end);
 /* The same for a start/end range. */
 uint32_t gt_pf_range_lane(gt_pftrace *t, uint64_t start, uint64_t end);
 

@@ -18,19 +18,9 @@
 enum table { TABLE_NAMES, TABLE_STRINGS };
 
 static const char *const arg_names[PF_ARG_COUNT] = {
-    [PF_ARG_GRID] = "grid",
-    [PF_ARG_BLOCK] = "block",
-    [PF_ARG_SHARED] = "shared memory",
-    [PF_ARG_BYTES] = "bytes",
-    [PF_ARG_DIRECTION] = "direction",
-    [PF_ARG_HOST_MEMORY] = "host memory",
-    [PF_ARG_STREAM] = "stream",
-    [PF_ARG_CORRELATION] = "correlation",
-    [PF_ARG_KERNEL] = "kernel",
-    [PF_ARG_PROGRAM] = "program",
-    [PF_ARG_ERROR] = "error",
-    [PF_ARG_DOMAIN] = "domain",
-    [PF_ARG_CATEGORY] = "category",
+    [PF_ARG_GRID] = "grid",   [PF_ARG_BLOCK] = "block",   [PF_ARG_SHARED] = "shared memory",
+    [PF_ARG_BYTES] = "bytes", [PF_ARG_KERNEL] = "kernel", [PF_ARG_PROGRAM] = "program",
+    [PF_ARG_ERROR] = "error", [PF_ARG_DOMAIN] = "domain", [PF_ARG_CATEGORY] = "category",
     [PF_ARG_COLOR] = "color",
 };
 
@@ -113,26 +103,11 @@ const char *gt_pf_name_text(gt_pftrace *t, uint64_t iid, char *buf, size_t cap)
 
 const char *gt_pf_string_text(gt_pftrace *t, uint64_t iid, char *buf, size_t cap)
 {
-    uint64_t k = iid >> 2;
-    switch (iid & 3) {
-    case PF_STR_STRING:
-        return gt_strtab_get(t->names, (uint32_t)k);
-    case PF_STR_DIMS: {
-        const uint32_t *v = ((const pf_dims *)gt_keyed_at(&t->dims, (uint32_t)k))->v;
-        snprintf(buf, cap, "%u,%u,%u", v[0], v[1], v[2]);
-        return buf;
-    }
-    case PF_STR_STREAM: {
-        const pf_stream *s = gt_keyed_at(&t->streams, (uint32_t)k);
-        if (s->stream == 0) return "default";
-        if (s->stream == 2) return "per-thread default"; /* CU_STREAM_PER_THREAD */
-        snprintf(buf, cap, "0x%llx", (unsigned long long)s->stream);
-        return buf;
-    }
-    default:
-        if (k > GT_DIR_COUNT) return gt_host_mem_name((enum gt_host_mem)(k - 1 - GT_DIR_COUNT));
-        return gt_copy_dir_name((enum gt_copy_dir)(k - 1));
-    }
+    uint32_t k = (uint32_t)(iid >> 2);
+    if ((iid & 3) == PF_STR_STRING) return gt_strtab_get(t->names, k);
+    const uint32_t *v = ((const pf_dims *)gt_keyed_at(&t->dims, k))->v;
+    snprintf(buf, cap, "%u,%u,%u", v[0], v[1], v[2]);
+    return buf;
 }
 
 /* --- packets --------------------------------------------------------- */

@@ -158,12 +158,10 @@ static uint32_t new_lane(gt_pftrace *t, pf_stream *l, pf_track *k, uint64_t star
     return seq;
 }
 
-uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device_id, uint64_t s, uint64_t start, uint64_t end,
-                        uint64_t *label)
+uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device_id, uint64_t s, uint64_t start, uint64_t end)
 {
     pf_stream *l = stream(t, device_id, s);
     if (!l) return UINT32_MAX;
-    *label = PF_IID(PF_STR_STREAM, l->index);
     uint32_t seq = free_lane(l, start, end);
     if (seq != UINT32_MAX) return seq;
     pf_device *d = device(t, device_id);

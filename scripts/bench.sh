@@ -16,7 +16,7 @@
 # work on the machine moves them.
 #   GPUTRACE_BENCH_DIR   build directory (default build/bench)
 #   GPUTRACE_BENCH_FILES where the writers' benchmark writes (default /tmp;
-#                        the 10M-event trace takes about 1.8 GB for a moment)
+#                        the 10M-event traces take about 2.9 GB for a moment)
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 
@@ -47,7 +47,9 @@ writer_rows() {
             name="Chrome JSON"
             if [ "${BASH_REMATCH[3]}" = perfetto ]; then
                 name="Perfetto protobuf"
-                [ "$n" = 10000000 ] && target="< 1 s; <= 30 bytes per record"
+                # The issue's goal, out of reach: the slices, flows and names
+                # of these records take 53 bytes (README, Known limitations).
+                [ "$n" = 10000000 ] && target="< 1 s; <= 30 bytes per record (slices and flows alone: 53)"
             fi
             printf '| %s trace alone, %sM events to %s | %s s (%s s CPU); %s bytes per record (%s MiB) | %s |\n' \
                 "$name" "$((n / 1000000))" "${BASH_REMATCH[2]}" "${BASH_REMATCH[4]}" \

@@ -12,6 +12,7 @@ host call recorded after one that ran inside it.
 Usage: report_pftrace_check.py EMITTER DIR BUILD_DIR
 Skipped (exit 77, one line) when Perfetto's definitions cannot be had."""
 import os
+import re
 import subprocess
 import sys
 
@@ -32,6 +33,28 @@ SAMPLE_END = 1_200_000_000  # ns: where the emitter's extra records start
 
 def ns(us):
     return round(us * 1000)
+
+
+# What a GPU slice's arguments may say: what neither its name nor its track
+# does, as in the Chrome trace.
+GPU_ARGS = {"kernel": {"grid", "block", "shared memory"}, "memcpy": {"bytes"}, "memset": {"bytes"}}
+STREAM_TRACK = re.compile(r"^GPU \d+ (default stream|per-thread default stream|stream 0x[0-9a-f]+)$")
+COPY_NAME = re.compile(r"^(HtoD|DtoH|DtoD|HtoH|PtoP)( (pageable|pinned|managed))? a?sync$")
+
+
+def check_gpu_args(trace):
+    """The stream, a copy's direction and host memory are not repeated in
+    the arguments: the track's name says the stream, the copy's name the
+    rest."""
+    gpu = [s for s in trace.slices if trace.gpu_group(trace.tracks[s["track"]])]
+    check(any(s["cat"] == "memcpy" for s in gpu), "the sample's copies have no GPU slices")
+    for s in gpu:
+        name, track = s.get("name", ""), trace.tracks[s["track"]]["name"]
+        check(set(s["args"]) <= GPU_ARGS.get(s["cat"], set()),
+              f"GPU slice {name!r} ({s['cat']}) has arguments {sorted(s['args'])}")
+        check(STREAM_TRACK.match(track), f"GPU slice {name!r} on track {track!r}")
+        check(s["cat"] != "memcpy" or (COPY_NAME.match(name) and "bytes" in s["args"]),
+              f"copy slice {name!r}: {s['args']}")
 
 
 def check_extras(trace, events):
@@ -83,6 +106,7 @@ def main():
     events = trace.events
     check_content(events, sort_index=False, flow_base=SAMPLE_PID << 32)
     check_extras(trace, events)
+    check_gpu_args(trace)
     return report("report Perfetto trace")
 
 

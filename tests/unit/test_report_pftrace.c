@@ -236,6 +236,21 @@ typedef struct tally {
     bool started[4096]; /* sequence ids whose first packet was seen */
 } tally;
 
+/* A slice's END, half of every slice's packets, carries
+ * nothing but its sequence, its time (and that time's clock, when it
+ * goes back) and its type: the track is the sequence's default. */
+static bool bare_end(const uint8_t *data, size_t len, const field *ev)
+{
+    const uint8_t *p = data;
+    field f;
+    while (next_field(&p, data + len, &f))
+        if (f.num != 10 && f.num != 8 && f.num != 58 && f.num != 11) return false;
+    p = ev->data;
+    while (next_field(&p, ev->data + ev->len, &f))
+        if (f.num != 9) return false;
+    return true;
+}
+
 static void tally_packet(tally *y, const uint8_t *data, size_t len)
 {
     y->packets++;
@@ -267,6 +282,7 @@ static void tally_packet(tally *y, const uint8_t *data, size_t len)
     assert_true(find_field(ev.data, ev.len, 9, &type));
     y->begins += type.v == 1;
     y->ends += type.v == 2;
+    if (type.v == 2) assert_true(bare_end(data, len, &ev));
     y->instants += type.v == 3;
     y->counters += type.v == 4;
     y->flows_out += find_field(ev.data, ev.len, 47, &f);
