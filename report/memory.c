@@ -142,9 +142,10 @@ static void fold_first(const gt_memory *m, gt_mem_device *d, uint32_t n)
         d->folded_bytes += d->deltas[i].bytes;
         if (!d->deltas[i].counted) continue;
         if (d->folded_bytes > d->folded_peak) d->folded_peak = d->folded_bytes;
-        if (m->sink.changed)
-            m->sink.changed(m->sink.ctx, d->device, d->deltas[i].time,
-                            d->folded_bytes > 0 ? (uint64_t)d->folded_bytes : 0);
+        uint64_t in_use = d->folded_bytes > 0 ? (uint64_t)d->folded_bytes : 0;
+        for (unsigned s = 0; s < GT_MEM_SINKS; s++)
+            if (m->sinks[s].changed)
+                m->sinks[s].changed(m->sinks[s].ctx, d->device, d->deltas[i].time, in_use);
     }
     if (n) d->folded_time = d->deltas[n - 1].time;
     d->ndeltas -= n;
@@ -189,9 +190,19 @@ void gt_memory_finish(gt_memory *m)
     }
 }
 
-void gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx)
+int gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx)
 {
-    m->sink = (gt_mem_sink){changed, changed ? ctx : NULL};
+    gt_mem_sink *slot = NULL;
+    for (unsigned s = 0; s < GT_MEM_SINKS; s++) {
+        if (m->sinks[s].changed && m->sinks[s].ctx == ctx) {
+            slot = &m->sinks[s];
+            break;
+        }
+        if (!slot && !m->sinks[s].changed) slot = &m->sinks[s];
+    }
+    if (!slot) return changed ? -1 : 0;
+    *slot = changed ? (gt_mem_sink){changed, ctx} : (gt_mem_sink){NULL, NULL};
+    return 0;
 }
 
 void gt_memory_window_open(gt_memory *m, uint64_t time)

@@ -19,9 +19,9 @@
  * arrival order. The changes kept are bounded (GT_MEM_DELTAS_MAX per
  * device): past that, the older half is replayed and folded away, and a
  * change that arrives later than its moment was folded counts at the
- * folded moment. A sink, when set, is told of every change as it is
+ * folded moment. Sinks, when set, are told of every change as it is
  * replayed, in time order with the bytes in use after it: that is the
- * trace's memory counter.
+ * traces' memory counter (one sink per trace).
  *
  * Capture windows (a record flagged GT_EVF_UNCAPTURED was made outside
  * one): every allocation and free moves the bytes in use, so `current` and
@@ -45,6 +45,7 @@
 #define GT_MEM_PENDING_FREES 4096u
 #define GT_MEM_DELTAS_MAX (1u << 20)
 #define GT_MEM_HOST_DEVICE (-1) /* the row of pinned host memory and device-less records */
+#define GT_MEM_SINKS 2u         /* one per streamed trace format */
 
 /* A change of a device's bytes in use, at a time; `counted` when it was
  * inside a capture window (only those make the peak and reach the sink). */
@@ -112,7 +113,7 @@ typedef struct gt_memory {
     uint32_t ndevices;
     gt_block_map live;
     gt_block_map pending;
-    gt_mem_sink sink;
+    gt_mem_sink sinks[GT_MEM_SINKS];
 } gt_memory;
 
 /* A leak for the verbose listing. */
@@ -141,8 +142,9 @@ void gt_memory_window_open(gt_memory *m, uint64_t time);
  * more records. */
 void gt_memory_finish(gt_memory *m);
 
-/* Sets (or, with changed NULL, removes) the sink of changes in use. */
-void gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx);
+/* Sets the sink of ctx (replacing ctx's own), or with changed NULL
+ * removes it. 0, or -1 when GT_MEM_SINKS other sinks are set. */
+int gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx);
 
 /* Frees of unknown addresses on a device row so far. */
 uint64_t gt_memory_unknown_frees(const gt_mem_device *d);

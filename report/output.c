@@ -9,9 +9,10 @@
 
 #define MAX_VAR_NAME 255u
 
-static const char *const format_names[GT_OUTPUT_FORMAT_COUNT] = {"text", "json", "csv", "chrome"};
+static const char *const format_names[GT_OUTPUT_FORMAT_COUNT] = {"text", "json", "csv", "chrome",
+                                                                 "perfetto"};
 static const char *const extensions[GT_OUTPUT_FORMAT_COUNT] = {".txt", ".json", ".csv",
-                                                               ".trace.json"};
+                                                               ".trace.json", ".pftrace"};
 
 const char *gt_output_format_name(enum gt_output_format f)
 {

@@ -13,12 +13,13 @@ enum gt_output_format {
     GT_OUTPUT_JSON,
     GT_OUTPUT_CSV,
     GT_OUTPUT_CHROME,
+    GT_OUTPUT_PERFETTO,
     GT_OUTPUT_FORMAT_COUNT
 };
 
-/* "text", "json", "csv", "chrome" (the GPUTRACE_FORMAT words). */
+/* "text", "json", "csv", "chrome", "perfetto" (the GPUTRACE_FORMAT words). */
 const char *gt_output_format_name(enum gt_output_format f);
-/* ".txt", ".json", ".csv", ".trace.json". */
+/* ".txt", ".json", ".csv", ".trace.json", ".pftrace". */
 const char *gt_output_extension(enum gt_output_format f);
 
 /* Expands a path template into out: %p the pid, %h the host name, %q{VAR}

@@ -4,7 +4,8 @@
 gt_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Packages every build needs; callers add their own.
-# python3-venv: the `python` tests build a virtual environment.
+# python3-venv: the `python` tests, the wheel test and the Perfetto tests
+# build virtual environments.
 GT_BASE_PACKAGES=(cmake make gcc g++ libcmocka-dev python3 python3-venv)
 
 gt_need_packages() {

@@ -6,8 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 
-# python3-venv: the wheel test (tests/wheel) makes its venvs with python3 -m venv.
-gt_need_packages "${GT_BASE_PACKAGES[@]}" python3-venv
+gt_need_packages "${GT_BASE_PACKAGES[@]}"
 gt_check_cuda
 
 build=${GPUTRACE_BUILD_DIR:-$gt_root/build/test}

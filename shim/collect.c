@@ -1,7 +1,7 @@
 /* The shim's consumer of the pipeline, on the draining thread: host ticks
  * become CLOCK_MONOTONIC ns, a failed call gets its status name, debug
  * verbosity gets a line per record, and the record goes into the report
- * and, when a Chrome trace is asked for, into the trace. */
+ * and into the traces asked for (Chrome, Perfetto). */
 #include "capture.h"
 #include "internal.h"
 
@@ -15,10 +15,10 @@
  * count from CLOCK_MONOTONIC's zero. */
 uint64_t gt_process_start_ns;
 
-static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
-static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */
-static gt_report *report;                     /* draining thread only */
-static gt_trace trace = {.file = {.fd = -1}}; /* draining thread only */
+static _Atomic(gt_strtab *) names;          /* CAS acq_rel on creation */
+static _Atomic(gt_error_namer) error_namer; /* release by the setter, acquire here */
+static gt_report *report;                   /* draining thread only */
+static gt_trace trace = GT_TRACE_NONE;      /* draining thread only */
 static uint64_t windows_seen; /* capture windows the report knows of; draining thread only */
 static int after_cut;         /* draining thread only: records are late */
 static uint64_t late_gpu_work; /* draining thread only: late launches, copies... */
@@ -47,12 +47,13 @@ void gt_collect_reset(void)
 {
     /* A forked child's report and trace may have been in the middle of an
      * update in the parent's drain thread: they are abandoned, not freed.
-     * The trace file is the parent's: the child only closes its own
-     * descriptor of it, if that is still the file (the timeline writes
+     * The trace files are the parent's: the child only closes its own
+     * descriptors of them, each if it is still that file (the traces write
      * with write(2), so nothing buffered is written twice). */
     report = NULL;
-    gt_stream_file_forget(&trace.file);
-    trace = (gt_trace){.file = {.fd = -1}};
+    for (int i = 0; i < GT_TRACES; i++)
+        gt_stream_file_forget(&trace.files[i]);
+    trace = (gt_trace)GT_TRACE_NONE;
     windows_seen = 0;
     debug_len = 0;
     after_cut = 0;
@@ -62,9 +63,7 @@ void gt_collect_reset(void)
 void gt_collect_release(void)
 {
     gt_report_destroy(report);
-    gt_timeline_destroy(trace.timeline);
-    trace.timeline = NULL;
-    gt_stream_file_discard(&trace.file);
+    gt_trace_discard(&trace);
     gt_collect_reset();
 }
 
@@ -161,7 +160,6 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
         collect_late(r, ev, n, debug);
         return;
     }
-    gt_timeline *timeline = trace.timeline;
     if (GT_UNLIKELY(gt_capture_open_count() != windows_seen) && r) take_window_openings(r);
     for (gt_event *end = ev + n; ev < end; ev++) {
         to_ns(ev);
@@ -169,7 +167,7 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (!r) continue;
         gt_report_add(r, ev);
-        if (timeline && !(ev->flags & GT_EVF_UNCAPTURED)) gt_timeline_add(timeline, ev);
+        if (!(ev->flags & GT_EVF_UNCAPTURED)) gt_trace_add(&trace, ev);
     }
 }
 

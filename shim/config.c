@@ -30,7 +30,7 @@ static const char *const expectations[GT_VAR_COUNT] = {
     "a comma list of all, kernel, memcpy, memset, memory, compile, module, sync, nvtx, api "
     "(a leading - removes one)",
     "a path template shorter than 4096 bytes",
-    "a comma list of text, json, csv, chrome",
+    "a comma list of text, json, csv, chrome, perfetto",
     "events or off",
     "stderr, stdout or a file path shorter than 4096 bytes",
     "a whole number of MiB from 1 to 16384",

@@ -20,6 +20,7 @@
 #include "chrome.h"
 #include "event.h"
 #include "output.h"
+#include "pftrace.h"
 #include "report.h"
 #include "stream_file.h"
 #include "strtab.h"
@@ -662,13 +663,32 @@ void gt_copy_describe(void);
 
 /* ------------------------------------------------------------------ emit.c */
 
-/* The Chrome trace, streamed while the program runs (collect.c starts it
- * with the report): the drain appends each record's events to a
- * temporary file, gt_emit completes it. */
+/* The traces streamed while the program runs, the Chrome trace and the
+ * Perfetto trace (collect.c starts them with the report): the drain
+ * appends each record's events to their temporary files, gt_emit
+ * completes them. */
+enum { GT_TRACE_CHROME, GT_TRACE_PERFETTO, GT_TRACES };
 typedef struct gt_trace {
-    gt_timeline *timeline; /* NULL: none (not asked for, or it could not start: warned) */
-    gt_stream_file file;
+    /* NULL: none (not asked for, or it could not start: warned) */
+    gt_timeline *timeline;
+    gt_pftrace *pftrace;
+    gt_stream_file files[GT_TRACES];
 } gt_trace;
+
+#define GT_TRACE_NONE                                                                              \
+    {                                                                                              \
+        .files = { {.fd = -1}, {.fd = -1} }                                                        \
+    }
+
+/* Feeds a record to the traces there are. */
+static inline void gt_trace_add(const gt_trace *t, const gt_event *ev)
+{
+    if (t->timeline) gt_timeline_add(t->timeline, ev);
+    if (t->pftrace) gt_pftrace_add(t->pftrace, ev);
+}
+
+/* Frees the traces and removes their temporary files. */
+void gt_trace_discard(gt_trace *t);
 
 /* Writes the summary to the log and the report files, as the configuration
  * says, completing the trace (which is left empty); a file that cannot be
@@ -697,15 +717,15 @@ void gt_snapshot_summary_remove(const gt_process_info *p);
  * changes directory still writes every file where the user pointed. */
 void gt_emit_anchor_output(gt_config *cfg);
 
-/* With chrome among the formats, while the process has one thread (load,
- * a forked child): readies the descriptor table for the trace's high
+/* With chrome or perfetto among the formats, while the process has one thread (load,
+ * a forked child): readies the descriptor table for the traces' high
  * number (fd_guard.h), so that the drain never waits on the kernel for it. */
 void gt_emit_prepare_trace(const gt_config *cfg);
 
-/* With chrome among the formats: opens the trace's temporary file beside
- * its final path and starts the timeline, whose times count from
- * origin_ns (a file that cannot be created is warned about now, and the
- * trace is left empty). */
+/* For chrome and perfetto among the formats: opens each trace's temporary
+ * file beside its final path and starts it, the Chrome trace's times
+ * counting from origin_ns (a file that cannot be created is warned about
+ * now, and that trace is left out). */
 void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
                          uint64_t origin_ns);
 

@@ -134,7 +134,7 @@ def case_exits():
 
 WARNINGS = [
     "gputrace: warning: GPUTRACE_VERBOSITY='loud' ignored: expected none, default, verbose, debug or 0-3",
-    "gputrace: warning: GPUTRACE_FORMAT='json,xml' ignored: expected a comma list of text, json, csv, chrome",
+    "gputrace: warning: GPUTRACE_FORMAT='json,xml' ignored: expected a comma list of text, json, csv, chrome, perfetto",
     "gputrace: warning: GPUTRACE_BUFFER_MB='\\x1b[2J0' ignored: expected a whole number of MiB from 1 to 16384",
 ]
 

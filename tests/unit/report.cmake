@@ -29,3 +29,13 @@ add_test(NAME unit.report_chrome_parse
          COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_chrome_check.py
                  $<TARGET_FILE:unit_report_chrome> ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(unit.report_chrome_parse PROPERTIES LABELS "unit;report")
+
+# The Perfetto trace: the wire-format encoder byte for byte and the writer
+# through a small reader of its own; then (report_pftrace_check.py) the
+# emitted trace decoded with Perfetto's own definitions.
+gt_unit_test(report_pftrace SOURCES test_report_pftrace.c LIBS gt_report LABELS report)
+add_test(NAME unit.report_pftrace_parse
+         COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_pftrace_check.py
+                 $<TARGET_FILE:unit_report_pftrace> ${CMAKE_CURRENT_BINARY_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(unit.report_pftrace_parse PROPERTIES LABELS "unit;report;perfetto"
+                     SKIP_RETURN_CODE 77 TIMEOUT 900)

@@ -290,6 +290,28 @@ static void test_peak_in_time_order(void **unused)
     assert_int_equal(h.bytes[6], 200);
 }
 
+/* One sink per trace: both hear every change; a third is refused; a sink
+ * removed hears no more, the other goes on. */
+static void test_two_sinks(void **unused)
+{
+    (void)unused;
+    heard a = {.count = 0}, b = {.count = 0}, c = {.count = 0};
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &a), 0);
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &b), 0);
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &b), 0); /* b's own, replaced */
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &c), -1);
+    alloc_at(10, 0x1000, 100, GT_MEM_DEVICE, 0);
+    gt_memory_finish(&mem);
+    assert_int_equal(gt_memory_set_sink(&mem, NULL, &a), 0);
+    free_at(20, 0x1000, GT_MEM_DEVICE, 0);
+    gt_memory_finish(&mem);
+    assert_int_equal(a.count, 1);
+    assert_int_equal(a.bytes[0], 100);
+    assert_int_equal(b.count, 2);
+    assert_int_equal(b.bytes[1], 0);
+    assert_int_equal(c.count, 0);
+}
+
 /* More changes than are kept: the older half is folded, the peak stays
  * exact for records that arrive in time. */
 static void test_peak_after_folding(void **unused)
@@ -373,6 +395,7 @@ int main(void)
         cmocka_unit_test_teardown(test_context_end_takes_only_earlier, reset),
         cmocka_unit_test_teardown(test_peak_in_time_order, reset),
         cmocka_unit_test_teardown(test_peak_after_folding, reset),
+        cmocka_unit_test_teardown(test_two_sinks, reset),
         cmocka_unit_test_teardown(test_free_before_its_alloc, reset),
         cmocka_unit_test_teardown(test_address_reuse_out_of_order, reset),
         cmocka_unit_test_teardown(test_early_free_needs_earlier_alloc, reset),

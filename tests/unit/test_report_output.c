@@ -91,12 +91,13 @@ static void test_file_names(void **unused)
 {
     (void)unused;
     char out[PATH_MAX];
-    const char *want[] = {"r.txt", "r.json", "r.csv", "r.trace.json"};
+    const char *want[] = {"r.txt", "r.json", "r.csv", "r.trace.json", "r.pftrace"};
     for (int f = 0; f < GT_OUTPUT_FORMAT_COUNT; f++) {
         assert_int_equal(gt_output_file_name("r", f, out, sizeof(out)), 0);
         assert_string_equal(out, want[f]);
     }
     assert_string_equal(gt_output_format_name(GT_OUTPUT_CHROME), "chrome");
+    assert_string_equal(gt_output_format_name(GT_OUTPUT_PERFETTO), "perfetto");
     char small[7]; /* "r.json" and its NUL */
     assert_int_equal(gt_output_file_name("r", GT_OUTPUT_JSON, small, sizeof(small)), 0);
     assert_int_equal(gt_output_file_name("r", GT_OUTPUT_CSV, small, sizeof(small)), 0);

@@ -175,11 +175,13 @@ static void test_formats(void **state)
     assert_accepted("GPUTRACE_FORMAT", "text,json,csv,chrome");
     assert_int_equal(cfg.formats, GT_FMT_BIT(GT_OUTPUT_TEXT) | GT_FMT_BIT(GT_OUTPUT_JSON) |
                                       GT_FMT_BIT(GT_OUTPUT_CSV) | GT_FMT_BIT(GT_OUTPUT_CHROME));
+    assert_accepted("GPUTRACE_FORMAT", "perfetto, Chrome");
+    assert_int_equal(cfg.formats, GT_FMT_BIT(GT_OUTPUT_PERFETTO) | GT_FMT_BIT(GT_OUTPUT_CHROME));
     assert_accepted("GPUTRACE_FORMAT", " CSV ,text,text");
     assert_int_equal(cfg.formats, GT_FMT_BIT(GT_OUTPUT_CSV) | GT_FMT_BIT(GT_OUTPUT_TEXT));
     assert_defaults_except(&cfg, GT_VAR_FORMAT);
-    static const char *const bad[] = {"xml", "json,xml", ",", "json;text", "-json"};
-    REJECTED("GPUTRACE_FORMAT", bad, "a comma list of text, json, csv, chrome");
+    static const char *const bad[] = {"xml", "json,xml", ",", "json;text", "-json", "pftrace"};
+    REJECTED("GPUTRACE_FORMAT", bad, "a comma list of text, json, csv, chrome, perfetto");
 }
 
 static void test_gpu_timing(void **state)
@@ -293,7 +295,7 @@ static void test_garbage_is_escaped(void **state)
                     "expected none, default, verbose, debug or 0-3");
     assert_rejected("GPUTRACE_FORMAT", "\xff\xfe\xc3(\xe2\x82",
                     "gputrace: warning: GPUTRACE_FORMAT='\\xff\\xfe\\xc3(\\xe2\\x82' ignored: "
-                    "expected a comma list of text, json, csv, chrome");
+                    "expected a comma list of text, json, csv, chrome, perfetto");
     /* Well-formed UTF-8 is shown as is; a C1 control (U+009B, CSI) is not. */
     assert_rejected(
         "GPUTRACE_GPU_TIMING",

@@ -29,7 +29,7 @@ CSV_HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_
               "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps"]
 PROGRAMS = {"batch_ode": ["pageable-async-memcpy"],
             "batch_ode_nvrtc": ["pageable-async-memcpy", "ptx-jit"]}
-EXTENSIONS = [".txt", ".json", ".csv", ".trace.json"]
+EXTENSIONS = [".txt", ".json", ".csv", ".trace.json", ".pftrace"]
 KERNEL_NS = 1_000_000  # the demo's simulated integration kernel
 TIMEOUT = 150
 
