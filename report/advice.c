@@ -7,6 +7,7 @@
 
 #include "aggregate.h"
 #include "format.h"
+#include "loaded.h"
 
 static uint64_t host_ns(const gt_event *ev)
 {
@@ -223,6 +224,12 @@ static bool any_gpu_work(const gt_report *r)
 size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
                         gt_advice out[GT_ADVICE_RULES])
 {
+    if (r->loaded) {
+        /* Read back: the rules ran on the records, which the file does not hold. */
+        for (uint32_t i = 0; i < r->loaded->nadvice; i++)
+            out[i] = r->loaded->advice[i];
+        return r->loaded->nadvice;
+    }
     advice_ctx c = {r, p, out, 0};
     const gt_advice_acc *a = &r->advice;
     if (gt_report_enabled(r, GT_CAT_MEMCPY)) {

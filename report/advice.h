@@ -76,7 +76,8 @@ typedef struct gt_advice {
 } gt_advice;
 
 /* Runs the rules over a finished report: fills out with the findings of
- * the rules that fired, in rule order, and returns their number. p gives
+ * the rules that fired, in rule order, and returns their number (for a
+ * report read back from a file, the findings it holds). p gives
  * the wall time and the process start (NULL: the sync-api share is not
  * checked and times are absolute). */
 size_t gt_report_advice(const gt_report *r, const gt_process_info *p,

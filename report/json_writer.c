@@ -98,6 +98,12 @@ void gt_json_string(gt_json *w, const char *s)
     gt_json_write_string(w->out, s, strlen(s));
 }
 
+void gt_json_raw(gt_json *w, const char *json)
+{
+    next_item(w);
+    fputs(json, w->out);
+}
+
 void gt_json_uint(gt_json *w, uint64_t v)
 {
     next_item(w);

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 
 #include "aggregate.h"
+#include "loaded.h"
 
 gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names)
 {
@@ -24,6 +25,7 @@ void gt_report_destroy(gt_report *r)
     gt_memory_free(&r->memory);
     gt_nvtx_free(&r->nvtx);
     gt_gpu_busy_free(&r->busy);
+    gt_loaded_free(r->loaded);
     free(r);
 }
 

@@ -9,7 +9,6 @@
 #include "summary.h"
 #include "text_table.h"
 
-#define LEAKS_SHOWN 5u /* largest leaks listed per device at verbose */
 
 static uint64_t wall_ns(const gt_process_info *p)
 {
@@ -56,8 +55,8 @@ static const char *device_name(int32_t device, char *buf, size_t cap)
 
 static void write_leaks(gt_summary *s, const gt_mem_device *d)
 {
-    gt_mem_leak leaks[LEAKS_SHOWN];
-    size_t n = gt_memory_largest_leaks(&s->r->memory, d->device, leaks, LEAKS_SHOWN);
+    gt_mem_leak leaks[GT_MEM_LEAKS_LISTED];
+    size_t n = gt_memory_largest_leaks(&s->r->memory, d->device, leaks, GT_MEM_LEAKS_LISTED);
     if (!n) return;
     char dev[32];
     fprintf(s->out, "%slargest leaks on %s:", GT_TEXT_INDENT,
