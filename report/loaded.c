@@ -16,16 +16,6 @@ gt_report *gt_loaded_report_create(const gt_report_options *opt, const gt_strtab
     return r;
 }
 
-gt_loaded *gt_report_loaded(gt_report *r)
-{
-    return r->loaded;
-}
-
-const gt_loaded *gt_report_loaded_const(const gt_report *r)
-{
-    return r->loaded;
-}
-
 const gt_process_info *gt_report_process(const gt_report *r)
 {
     return r->loaded ? &r->loaded->process : NULL;

@@ -70,13 +70,6 @@ typedef struct gt_loaded {
  * must outlive the report. NULL when out of memory. */
 gt_report *gt_loaded_report_create(const gt_report_options *opt, const gt_strtab *names);
 
-/* The loaded part of a report, NULL for one the shim aggregated. */
-gt_loaded *gt_report_loaded(gt_report *r);
-const gt_loaded *gt_report_loaded_const(const gt_report *r);
-
-/* The process a loaded report describes. */
-const gt_process_info *gt_report_process(const gt_report *r);
-
 /* The spread of a row of a merged report, NULL otherwise. */
 const gt_row_spread *gt_report_row_spread(const gt_report *r, enum gt_category c,
                                           const gt_row *row);

@@ -53,6 +53,10 @@ uint64_t gt_report_event_count(const gt_report *r);
  * after it start afresh; calling it again only closes what opened since. */
 void gt_report_finish(gt_report *r, uint64_t end_ns);
 
+/* The process a report read back from a file (load.h) or merged
+ * describes; NULL for a report aggregated from records. */
+const gt_process_info *gt_report_process(const gt_report *r);
+
 /* "none", "default", "verbose", "debug"; "events", "off". */
 const char *gt_verbosity_name(enum gt_verbosity v);
 const char *gt_gpu_timing_name(enum gt_gpu_timing t);

@@ -7,7 +7,8 @@
  *
  * Further keys let `gputrace report` render from the file exactly the
  * summary the shim printed: in totals, "gpu_intervals", "nvtx_outer_ns"
- * and "nvtx_mark_calls"; on NVTX rows, "parent" (the position in this
+ * and "nvtx_mark_calls"; on memcpy and memset rows, "timed_bytes" (the
+ * bytes of the timed calls: GB/s exactly); on NVTX rows, "parent" (the position in this
  * array of the range it was first seen in, -1 for none); on memory
  * devices, "largest_leaks". A merged report (loaded.h) adds "spread" to
  * each row and a top-level "inputs". */
@@ -127,6 +128,7 @@ static void memcpy_row(json_ctx *c, const gt_row *row)
     gt_json_key(&c->w, "gbps");
     gt_json_fixed(&c->w, gt_row_gbps(row), 3);
     write_timed(c, row);
+    gt_json_kv_uint(&c->w, "timed_bytes", row->timed_bytes);
 }
 
 static void memset_row(json_ctx *c, const gt_row *row)
@@ -136,6 +138,7 @@ static void memset_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "bytes", row->bytes);
     write_stats(c, "gpu_ns", &row->time);
     write_timed(c, row);
+    gt_json_kv_uint(&c->w, "timed_bytes", row->timed_bytes);
 }
 
 static void compile_row(json_ctx *c, const gt_row *row)

@@ -28,3 +28,7 @@ add_test(NAME unit.report_chrome_parse
          COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_chrome_check.py
                  $<TARGET_FILE:unit_report_chrome> ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(unit.report_chrome_parse PROPERTIES LABELS "unit;report")
+
+# Reports read back (report/load.c): round trips through every writer,
+# and what the reader refuses.
+gt_unit_test(report_load SOURCES test_report_load.c LIBS gt_report_tools LABELS "report;tools")
