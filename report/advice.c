@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "aggregate.h"
 #include "format.h"
@@ -221,14 +222,37 @@ static bool any_gpu_work(const gt_report *r)
            gt_report_enabled(r, GT_CAT_MEMSET);
 }
 
+/* A finding read back is shown while its rule's category is (a rule this
+ * gputrace does not know always is). */
+static bool rule_shown(const gt_report *r, const char *rule)
+{
+    static const struct {
+        const char *rule;
+        unsigned categories;
+    } rules[] = {
+        {"pageable-async-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+        {"sync-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+        {"small-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+        {"sync-api", GT_CAT_BIT(GT_CAT_SYNC)},
+        {"gpu-idle",
+         GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMCPY) | GT_CAT_BIT(GT_CAT_MEMSET)},
+        {"ptx-jit", GT_CAT_BIT(GT_CAT_MODULE)},
+        {"leak", GT_CAT_BIT(GT_CAT_MEMORY)},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (strcmp(rule, rules[i].rule) == 0) return (r->opt.categories & rules[i].categories) != 0;
+    return true;
+}
+
 size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
                         gt_advice out[GT_ADVICE_RULES])
 {
     if (r->loaded) {
         /* Read back: the rules ran on the records, which the file does not hold. */
+        size_t n = 0;
         for (uint32_t i = 0; i < r->loaded->nadvice; i++)
-            out[i] = r->loaded->advice[i];
-        return r->loaded->nadvice;
+            if (rule_shown(r, r->loaded->advice[i].rule)) out[n++] = r->loaded->advice[i];
+        return n;
     }
     advice_ctx c = {r, p, out, 0};
     const gt_advice_acc *a = &r->advice;

@@ -29,6 +29,16 @@ void gt_report_destroy(gt_report *r)
     free(r);
 }
 
+gt_report_options gt_report_get_options(const gt_report *r)
+{
+    return r->opt;
+}
+
+void gt_report_set_options(gt_report *r, const gt_report_options *opt)
+{
+    r->opt = *opt;
+}
+
 void gt_report_add_dropped(gt_report *r, uint64_t n)
 {
     r->dropped += n;
