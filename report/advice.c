@@ -222,26 +222,35 @@ static bool any_gpu_work(const gt_report *r)
            gt_report_enabled(r, GT_CAT_MEMSET);
 }
 
+/* The rules in the order they are printed, with the categories that
+ * must be enabled for each to speak. */
+static const struct {
+    const char *rule;
+    unsigned categories;
+} rules[GT_ADVICE_RULES] = {
+    {"pageable-async-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+    {"sync-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+    {"small-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+    {"sync-api", GT_CAT_BIT(GT_CAT_SYNC)},
+    {"gpu-idle", GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMCPY) | GT_CAT_BIT(GT_CAT_MEMSET)},
+    {"ptx-jit", GT_CAT_BIT(GT_CAT_MODULE)},
+    {"leak", GT_CAT_BIT(GT_CAT_MEMORY)},
+};
+
+unsigned gt_advice_rule_rank(const char *rule)
+{
+    unsigned i = 0;
+    while (i < GT_ADVICE_RULES && strcmp(rule, rules[i].rule) != 0)
+        i++;
+    return i;
+}
+
 /* A finding read back is shown while its rule's category is (a rule this
  * gputrace does not know always is). */
 static bool rule_shown(const gt_report *r, const char *rule)
 {
-    static const struct {
-        const char *rule;
-        unsigned categories;
-    } rules[] = {
-        {"pageable-async-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
-        {"sync-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
-        {"small-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
-        {"sync-api", GT_CAT_BIT(GT_CAT_SYNC)},
-        {"gpu-idle",
-         GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMCPY) | GT_CAT_BIT(GT_CAT_MEMSET)},
-        {"ptx-jit", GT_CAT_BIT(GT_CAT_MODULE)},
-        {"leak", GT_CAT_BIT(GT_CAT_MEMORY)},
-    };
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-        if (strcmp(rule, rules[i].rule) == 0) return (r->opt.categories & rules[i].categories) != 0;
-    return true;
+    unsigned i = gt_advice_rule_rank(rule);
+    return i == GT_ADVICE_RULES || (r->opt.categories & rules[i].categories) != 0;
 }
 
 size_t gt_report_advice(const gt_report *r, const gt_process_info *p,

@@ -32,3 +32,6 @@ set_tests_properties(unit.report_chrome_parse PROPERTIES LABELS "unit;report")
 # Reports read back (report/load.c): round trips through every writer,
 # and what the reader refuses.
 gt_unit_test(report_load SOURCES test_report_load.c LIBS gt_report_tools LABELS "report;tools")
+# Merges (report/merge.c): against one report of all the records, the
+# spread across inputs, the round trip, merging a merge.
+gt_unit_test(report_merge SOURCES test_report_merge.c LIBS gt_report_tools LABELS "report;tools")

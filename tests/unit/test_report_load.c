@@ -22,59 +22,8 @@
 #include <cmocka.h>
 
 #include "report/load.h"
+#include "report_round_trip.h"
 #include "report_sample.h"
-
-typedef int (*writer)(const gt_report *r, const gt_process_info *p, FILE *out);
-
-static char *render(writer w, const gt_report *r, const gt_process_info *p)
-{
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    assert_non_null(f);
-    assert_int_equal(w(r, p, f), 0);
-    fclose(f);
-    return buf;
-}
-
-static enum gt_verbosity render_verbosity;
-
-static int summary_at(const gt_report *r, const gt_process_info *p, FILE *out)
-{
-    return gt_report_write_summary_at(r, p, render_verbosity, out);
-}
-
-static gt_report *load_text(const char *json, gt_strtab *names, char *err)
-{
-    return gt_report_load_buffer(json, strlen(json), "r.json", names, err, GT_LOAD_ERROR_MAX);
-}
-
-/* Every format of r equals that of its JSON read back. */
-static void check_round_trip(const gt_report *r, const gt_process_info *p)
-{
-    char *json = render(gt_report_write_json, r, p);
-    gt_strtab *names = gt_strtab_create();
-    char err[GT_LOAD_ERROR_MAX] = "";
-    gt_report *back = load_text(json, names, err);
-    if (!back) fail_msg("%s", err);
-    const gt_process_info *bp = gt_report_process(back);
-    char *again = render(gt_report_write_json, back, bp);
-    assert_string_equal(again, json);
-    for (render_verbosity = GT_VERB_DEFAULT; render_verbosity <= GT_VERB_DEBUG; render_verbosity++) {
-        char *want = render(summary_at, r, p), *got = render(summary_at, back, bp);
-        assert_string_equal(got, want);
-        free(want);
-        free(got);
-    }
-    char *want = render(gt_report_write_csv, r, p), *got = render(gt_report_write_csv, back, bp);
-    assert_string_equal(got, want);
-    free(want);
-    free(got);
-    free(again);
-    free(json);
-    gt_report_destroy(back);
-    gt_strtab_destroy(names);
-}
 
 static void test_sample_round_trip(void **unused)
 {
