@@ -12,13 +12,14 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "csv.h"
 #include "utf8.h"
 
 #define CSV_HEADER                                                                                 \
     "category,name,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,first_ns,rest_avg_ns,"     \
     "bytes,gbps\r\n"
 
-static void write_name(FILE *out, const char *s)
+void gt_csv_write_name(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', out);
@@ -44,7 +45,7 @@ static bool has_bytes(enum gt_category c)
 static void write_row(FILE *out, enum gt_category c, const gt_row *row, const char *label)
 {
     fprintf(out, "%s,", gt_category_name(c));
-    write_name(out, label);
+    gt_csv_write_name(out, label);
     fprintf(out, ",%" PRIu64, row->calls);
     gt_stats_summary st;
     gt_stats_summarize(&row->time, &st);

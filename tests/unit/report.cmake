@@ -35,3 +35,5 @@ gt_unit_test(report_load SOURCES test_report_load.c LIBS gt_report_tools LABELS 
 # Merges (report/merge.c): against one report of all the records, the
 # spread across inputs, the round trip, merging a merge.
 gt_unit_test(report_merge SOURCES test_report_merge.c LIBS gt_report_tools LABELS "report;tools")
+# Comparisons (report/diff.c): reports whose differences are known.
+gt_unit_test(report_diff SOURCES test_report_diff.c LIBS gt_report_tools LABELS "report;tools")
