@@ -25,13 +25,12 @@ static double change(uint64_t before, uint64_t after)
     return before ? ((double)after - (double)before) * 100.0 / (double)before : NAN;
 }
 
-/* "wall      200 ms -> 210 ms  +5.0%" */
+/* "wall: 200 ms -> 210 ms (+5.0%)" */
 static void header_line(FILE *out, const char *what, uint64_t before, uint64_t after)
 {
     char b[GT_FORMAT_CAP], a[GT_FORMAT_CAP], pct[32];
-    fprintf(out, "%s%-9s %8s -> %-8s %s\n", GT_TEXT_INDENT, what,
-            gt_format_ns(before, b, sizeof b), gt_format_ns(after, a, sizeof a),
-            percent(change(before, after), pct, sizeof pct));
+    fprintf(out, "%s%s: %s -> %s (%s)\n", GT_TEXT_INDENT, what, gt_format_ns(before, b, sizeof b),
+            gt_format_ns(after, a, sizeof a), percent(change(before, after), pct, sizeof pct));
 }
 
 static void write_header(const gt_diff *d, FILE *out)
@@ -45,8 +44,8 @@ static void write_header(const gt_diff *d, FILE *out)
     free(next);
     header_line(out, "wall", d->base.wall_ns, d->next.wall_ns);
     header_line(out, "GPU busy", d->base.gpu_busy_ns, d->next.gpu_busy_ns);
-    fprintf(out, "%s%-9s %8" PRIu64 " -> %" PRIu64 "\n", GT_TEXT_INDENT, "events",
-            d->base.events, d->next.events);
+    fprintf(out, "%sevents: %" PRIu64 " -> %" PRIu64 "\n", GT_TEXT_INDENT, d->base.events,
+            d->next.events);
     fputs("verdict:", out);
     for (int v = 0; v < GT_DIFF_VERDICTS; v++)
         fprintf(out, "%s %zu %s", v ? "," : "", d->count[v], gt_diff_verdict_name(v));
