@@ -126,12 +126,13 @@ int gt_cli_diff(int argc, char **argv)
         return gt_cli_usage_error("diff", "expected two report files, BASE and NEW (got %d)",
                                   argc - optind);
     const char *base_file = argv[optind], *new_file = argv[optind + 1];
-    gt_strtab *names = gt_strtab_create();
-    gt_report *base = names ? gt_cli_load(base_file, names) : NULL;
-    gt_report *next = base ? gt_cli_load(new_file, names) : NULL;
+    gt_strtab *names = gt_cli_names();
+    gt_report *in[2] = {NULL, NULL};
     int rc = GT_TOOL_BAD_INPUT;
     if (!names) gt_cli_error("out of memory");
-    if (next) {
+    bool loaded = names && gt_cli_load_all(argv + optind, 2, names, in) == 0;
+    gt_report *base = in[0], *next = in[1];
+    if (loaded) {
         gt_diff d;
         if (gt_diff_reports(base, next, base_file, new_file, &o, &d) != 0)
             gt_cli_error("out of memory");

@@ -70,13 +70,12 @@ int gt_cli_merge(int argc, char **argv)
     if (optind >= argc) return gt_cli_usage_error("merge", "no report files given");
     if (!formats) formats = GT_FMT_BIT(tmpl ? GT_OUTPUT_JSON : GT_OUTPUT_TEXT);
     size_t n = (size_t)(argc - optind);
-    gt_strtab *names = gt_strtab_create();
+    gt_strtab *names = gt_cli_names();
     gt_report **in = calloc(n, sizeof(*in));
     int rc = GT_TOOL_BAD_INPUT;
     bool loaded = names && in;
     if (!loaded) gt_cli_error("out of memory");
-    for (size_t i = 0; loaded && i < n; i++)
-        loaded = (in[i] = gt_cli_load(argv[optind + (int)i], names)) != NULL;
+    loaded = loaded && gt_cli_load_all(argv + optind, n, names, in) == 0;
     if (loaded) {
         char err[256];
         gt_report *merged =

@@ -80,7 +80,7 @@ int gt_cli_report(int argc, char **argv)
         return GT_TOOL_BAD_INPUT;
     if (categories) shown = cfg.categories;
 
-    gt_strtab *names = gt_strtab_create();
+    gt_strtab *names = gt_cli_names();
     gt_report *r = names ? gt_cli_load(argv[optind], names) : NULL;
     int rc = GT_TOOL_BAD_INPUT;
     if (r) {

@@ -26,8 +26,17 @@ int gt_cli_parse_setting(const char *option, enum gt_config_var var, const char 
  * formats need events, which a report file does not hold). */
 int gt_cli_parse_formats(const char *value, unsigned *formats);
 
+/* A string table for the names of large reports (NULL when out of memory). */
+gt_strtab *gt_cli_names(void);
+
 /* Loads a report, interning its names in names; NULL after an error line. */
 gt_report *gt_cli_load(const char *path, gt_strtab *names);
+
+/* Loads n reports into out[], on as many threads as there are processors
+ * (parsing is most of the time of diff and merge). 0, or -1 after the
+ * error line of the first input (in order) that could not be read; out[]
+ * then holds what was read, NULL elsewhere. */
+int gt_cli_load_all(char *const *paths, size_t n, gt_strtab *names, gt_report **out);
 
 /* Writes r in each format of `formats`: to <template expanded>.<ext>
  * (%p, %h from the report's process, %q{VAR} from the environment), or

@@ -3,7 +3,8 @@
  *
  * A container opened `compact` keeps its content on one line; otherwise
  * each member goes on its own line, indented. Write errors are collected
- * and returned by gt_json_finish. */
+ * and returned by gt_json_finish. The writer does not lock its FILE: one
+ * thread writes a document, and no other writes to that FILE meanwhile. */
 #ifndef GT_JSON_WRITER_H
 #define GT_JSON_WRITER_H
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,10 @@ typedef struct arena_chunk {
 
 #define ARENA_MIN_CHUNK ((size_t)1 << 20)
 
-static arena_chunk *arena; /* the chunk being filled; one load at a time */
-static size_t arena_total;
+/* Each thread's own: loads may run in parallel threads (cJSON's hooks are
+ * process-wide, set once, and allocate from the calling thread's arena). */
+static __thread arena_chunk *arena; /* the chunk being filled */
+static __thread size_t arena_total;
 
 static void *arena_alloc(size_t n)
 {
@@ -120,6 +123,13 @@ bool gt_load_number_u64(const cJSON *v, uint64_t *out)
     return true;
 }
 
+bool gt_load_value_u64(gt_loader *ld, const cJSON *v, const char *key, uint64_t *out)
+{
+    if (!gt_load_number_u64(v, out))
+        return gt_load_fail(ld, key, "expected an integer from 0 to 2^64-1");
+    return true;
+}
+
 bool gt_load_u64_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
                     uint64_t dflt, uint64_t *out)
 {
@@ -128,16 +138,15 @@ bool gt_load_u64_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSO
         *out = dflt;
         return true;
     }
-    if (!gt_load_number_u64(v, out))
-        return gt_load_fail(ld, key, "expected an integer from 0 to 2^64-1");
-    return true;
+    return gt_load_value_u64(ld, v, key, out);
 }
 
 bool gt_load_u64(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
                  uint64_t *out)
 {
-    if (!gt_load_member(obj, key, hint)) return gt_load_fail(ld, key, "missing");
-    return gt_load_u64_or(ld, obj, key, hint, 0, out);
+    const cJSON *v = gt_load_member(obj, key, hint);
+    if (!v) return gt_load_fail(ld, key, "missing");
+    return gt_load_value_u64(ld, v, key, out);
 }
 
 bool gt_load_i64_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
@@ -541,29 +550,29 @@ static void parse_error(gt_loader *ld, const char *data, size_t len, size_t at)
     gt_load_fail(ld, NULL, what);
 }
 
-gt_report *gt_report_load_buffer(const char *data, size_t len, const char *name, gt_strtab *names,
-                                 char *err, size_t errcap)
+static void set_hooks(void)
 {
+    cJSON_Hooks hooks = {arena_alloc, arena_keep};
+    cJSON_InitHooks(&hooks);
+}
+
+/* text[len] is a NUL (cJSON wants it inside the length it is given). */
+static gt_report *load_text(const char *text, size_t len, const char *name, gt_strtab *names,
+                            char *err, size_t errcap)
+{
+    static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+    pthread_once(&hooks_once, set_hooks);
     gt_loader ld = {.names = names, .file = name, .err = err, .errcap = errcap, .index = -1};
     if (len == 0) {
         gt_load_fail(&ld, NULL, "empty file: not a gputrace report");
         return NULL;
     }
-    /* cJSON wants the NUL inside the length it is given. */
-    char *text = malloc(len + 1);
-    if (!text) {
-        gt_load_fail(&ld, NULL, "out of memory");
-        return NULL;
-    }
-    memcpy(text, data, len);
-    text[len] = '\0';
-    cJSON_Hooks hooks = {arena_alloc, arena_keep};
-    cJSON_InitHooks(&hooks);
+    /* On failure `end` is where the parse stopped (cJSON's global error
+     * pointer would race between threads). */
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
     if (!doc) {
-        const char *at = cJSON_GetErrorPtr();
-        parse_error(&ld, text, len, at && at >= text ? (size_t)(at - text) : len);
+        parse_error(&ld, text, len, end && end >= text ? (size_t)(end - text) : len);
     } else {
         ld.r = gt_loaded_report_create(NULL, names);
         if (!ld.r) {
@@ -577,28 +586,43 @@ gt_report *gt_report_load_buffer(const char *data, size_t len, const char *name,
         }
     }
     arena_release();
-    cJSON_InitHooks(NULL);
-    free(text);
     return ld.r;
 }
 
-/* The whole of fd; NULL with errno set on failure. */
+gt_report *gt_report_load_buffer(const char *data, size_t len, const char *name, gt_strtab *names,
+                                 char *err, size_t errcap)
+{
+    char *text = malloc(len + 1);
+    if (!text) {
+        snprintf(err, errcap, "%s: out of memory", name);
+        return NULL;
+    }
+    memcpy(text, data, len);
+    text[len] = '\0';
+    gt_report *r = load_text(text, len, name, names, err, errcap);
+    free(text);
+    return r;
+}
+
+/* The whole of fd and a NUL after it; NULL with errno set on failure. */
 static char *read_all(int fd, size_t *len)
 {
     size_t cap = 1 << 16, n = 0;
     struct stat st;
+    /* A regular file's size, a byte to see the end and one for the NUL. */
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        cap = (size_t)st.st_size + 1;
+        cap = (size_t)st.st_size + 2;
     char *buf = malloc(cap);
     while (buf) {
-        if (n == cap) {
+        if (n == cap - 1) { /* room for the NUL */
             char *grown = realloc(buf, cap * 2);
             if (!grown) break;
             buf = grown;
             cap *= 2;
         }
-        ssize_t got = read(fd, buf + n, cap - n);
+        ssize_t got = read(fd, buf + n, cap - 1 - n);
         if (got == 0) {
+            buf[n] = '\0';
             *len = n;
             return buf;
         }
@@ -629,7 +653,7 @@ gt_report *gt_report_load_file(const char *path, gt_strtab *names, char *err, si
         snprintf(err, errcap, "%s: %s", path, why);
         return NULL;
     }
-    gt_report *r = gt_report_load_buffer(data, len, stdin_ ? "(stdin)" : path, names, err, errcap);
+    gt_report *r = load_text(data, len, stdin_ ? "(stdin)" : path, names, err, errcap);
     free(data);
     return r;
 }

@@ -12,8 +12,11 @@
  * as they were by the JSON writer.
  *
  * The parser is cJSON; its allocations during one load come from an arena
- * freed at the end of the load, so a load is one thread at a time (cJSON's
- * allocation hooks are global). */
+ * of the loading thread, freed at the end of the load. The reader sets
+ * cJSON's allocation hooks for the whole process on its first load:
+ * nothing else in a process that loads reports may use cJSON. Loads may
+ * run in parallel threads (with a shared string table, which is
+ * thread-safe). */
 #ifndef GT_LOAD_H
 #define GT_LOAD_H
 

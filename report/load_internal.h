@@ -55,6 +55,9 @@ const cJSON *gt_load_array(gt_loader *ld, const cJSON *obj, const char *key, con
 const cJSON *gt_load_object(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
                             bool optional);
 
+/* Member key's value v as an integer (an error when it is not one). */
+bool gt_load_value_u64(gt_loader *ld, const cJSON *v, const char *key, uint64_t *out);
+
 /* An integer JSON number as uint64_t; false when not one. */
 bool gt_load_number_u64(const cJSON *v, uint64_t *out);
 

@@ -8,10 +8,10 @@
 
 /* A STATS object (SPEC §6) as the row's preset summary; count is the
  * number of calls that have a time. */
-static bool load_stats(gt_loader *ld, const cJSON *row, const char *key, uint64_t count,
-                       gt_stats *s, gt_stats_summary *sum)
+static bool load_stats(gt_loader *ld, const cJSON *row, const cJSON **rh, const char *key,
+                       uint64_t count, gt_stats *s, gt_stats_summary *sum)
 {
-    const cJSON *obj = gt_load_object(ld, row, key, NULL, false);
+    const cJSON *obj = gt_load_object(ld, row, key, rh, false);
     if (!obj) return false;
     ld->object = key;
     const cJSON *h = NULL;
@@ -36,10 +36,10 @@ static bool load_stats(gt_loader *ld, const cJSON *row, const char *key, uint64_
 }
 
 /* An enum member written by name (names[i] for value i). */
-static bool load_enum(gt_loader *ld, const cJSON *row, const char *key, const char *(*name)(int),
-                      int count, uint32_t *out)
+static bool load_enum(gt_loader *ld, const cJSON *row, const cJSON **h, const char *key,
+                      const char *(*name)(int), int count, uint32_t *out)
 {
-    const char *s = gt_load_string(ld, row, key, NULL, NULL);
+    const char *s = gt_load_string(ld, row, key, h, NULL);
     if (!s) return false;
     for (int i = 0; i < count; i++) {
         if (strcmp(s, name(i)) == 0) {
@@ -74,129 +74,136 @@ static const char *mem_kind_name(int i)
 typedef struct row_reader {
     const char *table;
     enum gt_category cat;
-    bool (*key)(gt_loader *ld, const cJSON *row, gt_row_key *key);
-    bool (*fill)(gt_loader *ld, const cJSON *row, gt_row *out, gt_stats_summary *sum);
+    bool (*key)(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key);
+    bool (*fill)(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                 gt_stats_summary *sum);
 } row_reader;
 
 /* The time of a GPU-work row (kernel, memcpy, memset): "timed" calls
  * have a time (every call when the key is absent), "timed_bytes" their
  * bytes (from "gbps" when absent, which is rounded). */
-static bool load_work(gt_loader *ld, const cJSON *row, gt_row *out, gt_stats_summary *sum)
+static bool load_work(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                 gt_stats_summary *sum)
 {
     uint64_t timed;
-    if (!gt_load_u64(ld, row, "calls", NULL, &out->calls) ||
-        !gt_load_u64_or(ld, row, "bytes", NULL, 0, &out->bytes) ||
-        !gt_load_u64_or(ld, row, "timed", NULL, out->calls, &timed) ||
-        !load_stats(ld, row, "gpu_ns", timed, &out->time, sum))
+    if (!gt_load_u64(ld, row, "calls", h, &out->calls) ||
+        !gt_load_u64_or(ld, row, "bytes", h, 0, &out->bytes) ||
+        !gt_load_u64_or(ld, row, "timed", h, out->calls, &timed) ||
+        !load_stats(ld, row, h, "gpu_ns", timed, &out->time, sum))
         return false;
-    const cJSON *tb = gt_load_member(row, "timed_bytes", NULL);
-    if (tb) return gt_load_u64(ld, row, "timed_bytes", NULL, &out->timed_bytes);
-    const cJSON *gbps = gt_load_member(row, "gbps", NULL);
+    const cJSON *tb = gt_load_member(row, "timed_bytes", h);
+    if (tb) return gt_load_value_u64(ld, tb, "timed_bytes", &out->timed_bytes);
+    const cJSON *gbps = gt_load_member(row, "gbps", h);
     double bytes = cJSON_IsNumber(gbps) ? gbps->valuedouble * (double)out->time.total : 0;
     out->timed_bytes = bytes > 0 && bytes < 1.8e19 ? (uint64_t)(bytes + 0.5) : 0;
     return true;
 }
 
-static bool kernel_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool kernel_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
     bool graph;
-    if (!gt_load_name(ld, row, "name", NULL, &key->f[0]) ||
-        !gt_load_bool_or(ld, row, "graph", NULL, 0, &graph))
+    if (!gt_load_name(ld, row, "name", h, &key->f[0]) ||
+        !gt_load_bool_or(ld, row, "graph", h, 0, &graph))
         return false;
     if (graph) key->f[0] = 0; /* graph launches have no name of their own */
     key->f[1] = graph;
     return true;
 }
 
-static bool kernel_fill(gt_loader *ld, const cJSON *row, gt_row *out, gt_stats_summary *sum)
+static bool kernel_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                 gt_stats_summary *sum)
 {
-    return load_work(ld, row, out, sum) &&
-           gt_load_u64(ld, row, "api_ns_total", NULL, &out->api_ns_total);
+    return load_work(ld, row, h, out, sum) &&
+           gt_load_u64(ld, row, "api_ns_total", h, &out->api_ns_total);
 }
 
-static bool memcpy_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool memcpy_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
     bool async;
-    if (!load_enum(ld, row, "direction", dir_name, GT_DIR_COUNT, &key->f[0]) ||
-        !load_enum(ld, row, "host_memory", host_name, GT_HOST_COUNT, &key->f[1]) ||
-        !gt_load_bool_or(ld, row, "async", NULL, -1, &async))
+    if (!load_enum(ld, row, h, "direction", dir_name, GT_DIR_COUNT, &key->f[0]) ||
+        !load_enum(ld, row, h, "host_memory", host_name, GT_HOST_COUNT, &key->f[1]) ||
+        !gt_load_bool_or(ld, row, "async", h, -1, &async))
         return false;
     key->f[2] = async;
     return true;
 }
 
-static bool memset_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool memset_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
     bool async;
-    if (!gt_load_bool_or(ld, row, "async", NULL, 0, &async)) return false;
+    if (!gt_load_bool_or(ld, row, "async", h, 0, &async)) return false;
     key->f[0] = async;
     return true;
 }
 
-static bool compile_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool compile_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
     bool ok;
-    if (!gt_load_name(ld, row, "api", NULL, &key->f[0]) ||
-        !gt_load_name(ld, row, "name", NULL, &key->f[1]) ||
-        !gt_load_bool_or(ld, row, "ok", NULL, -1, &ok))
+    if (!gt_load_name(ld, row, "api", h, &key->f[0]) ||
+        !gt_load_name(ld, row, "name", h, &key->f[1]) ||
+        !gt_load_bool_or(ld, row, "ok", h, -1, &ok))
         return false;
     key->f[2] = ok;
     return true;
 }
 
 /* compile, module: calls, bytes and wall time. */
-static bool load_host_bytes(gt_loader *ld, const cJSON *row, gt_row *out, gt_stats_summary *sum)
+static bool load_host_bytes(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                 gt_stats_summary *sum)
 {
-    return gt_load_u64(ld, row, "calls", NULL, &out->calls) &&
-           gt_load_u64_or(ld, row, "bytes", NULL, 0, &out->bytes) &&
-           load_stats(ld, row, "wall_ns", out->calls, &out->time, sum);
+    return gt_load_u64(ld, row, "calls", h, &out->calls) &&
+           gt_load_u64_or(ld, row, "bytes", h, 0, &out->bytes) &&
+           load_stats(ld, row, h, "wall_ns", out->calls, &out->time, sum);
 }
 
-static bool module_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool module_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
-    return gt_load_name(ld, row, "api", NULL, &key->f[0]) &&
-           load_enum(ld, row, "kind", image_name, GT_IMAGE_COUNT, &key->f[1]);
+    return gt_load_name(ld, row, "api", h, &key->f[0]) &&
+           load_enum(ld, row, h, "kind", image_name, GT_IMAGE_COUNT, &key->f[1]);
 }
 
-static bool sync_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool sync_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
-    return gt_load_name(ld, row, "api", NULL, &key->f[0]);
+    return gt_load_name(ld, row, "api", h, &key->f[0]);
 }
 
-static bool load_host(gt_loader *ld, const cJSON *row, gt_row *out, gt_stats_summary *sum)
+static bool load_host(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                 gt_stats_summary *sum)
 {
-    return gt_load_u64(ld, row, "calls", NULL, &out->calls) &&
-           load_stats(ld, row, "wall_ns", out->calls, &out->time, sum);
+    return gt_load_u64(ld, row, "calls", h, &out->calls) &&
+           load_stats(ld, row, h, "wall_ns", out->calls, &out->time, sum);
 }
 
-static bool nvtx_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool nvtx_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
-    return gt_load_name(ld, row, "domain", NULL, &key->f[0]) &&
-           gt_load_name(ld, row, "name", NULL, &key->f[1]);
+    return gt_load_name(ld, row, "domain", h, &key->f[0]) &&
+           gt_load_name(ld, row, "name", h, &key->f[1]);
 }
 
 /* The parent is set once every row exists (load_table). */
-static bool nvtx_fill(gt_loader *ld, const cJSON *row, gt_row *out, gt_stats_summary *sum)
+static bool nvtx_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                 gt_stats_summary *sum)
 {
     int64_t level;
-    if (!load_host(ld, row, out, sum) ||
-        !gt_load_u64(ld, row, "gpu_ns_total", NULL, &out->gpu_ns_total) ||
-        !gt_load_u64_or(ld, row, "gpu_span_ns_total", NULL, 0, &out->gpu_span_total) ||
-        !gt_load_i64_or(ld, row, "level", NULL, 0, INT32_MAX, 0, &level))
+    if (!load_host(ld, row, h, out, sum) ||
+        !gt_load_u64(ld, row, "gpu_ns_total", h, &out->gpu_ns_total) ||
+        !gt_load_u64_or(ld, row, "gpu_span_ns_total", h, 0, &out->gpu_span_total) ||
+        !gt_load_i64_or(ld, row, "level", h, 0, INT32_MAX, 0, &level))
         return false;
     out->level = (int32_t)level;
     return true;
 }
 
-static bool api_key(gt_loader *ld, const cJSON *row, gt_row_key *key)
+static bool api_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
-    return gt_load_name(ld, row, "name", NULL, &key->f[0]);
+    return gt_load_name(ld, row, "name", h, &key->f[0]);
 }
 
-static bool api_fill(gt_loader *ld, const cJSON *row, gt_row *out, gt_stats_summary *sum)
+static bool api_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                 gt_stats_summary *sum)
 {
-    const cJSON *errors = gt_load_object(ld, row, "errors", NULL, false);
-    if (!errors || !load_host(ld, row, out, sum)) return false;
+    const cJSON *errors = gt_load_object(ld, row, "errors", h, false);
+    if (!errors || !load_host(ld, row, h, out, sum)) return false;
     int n = cJSON_GetArraySize(errors);
     if (n == 0) return true;
     out->errors = calloc((size_t)n, sizeof(*out->errors));
@@ -222,10 +229,10 @@ static const row_reader readers[] = {
 };
 
 /* A merged row's spread (absent in a single report). */
-static bool load_spread(gt_loader *ld, const cJSON *row, gt_row_spread **spread, uint32_t nrows,
-                        uint32_t at)
+static bool load_spread(gt_loader *ld, const cJSON *row, const cJSON **rh, gt_row_spread **spread,
+                        uint32_t nrows, uint32_t at)
 {
-    const cJSON *s = gt_load_object(ld, row, "spread", NULL, true);
+    const cJSON *s = gt_load_object(ld, row, "spread", rh, true);
     if (!s) return !ld->failed;
     if (!*spread && !(*spread = calloc(nrows, sizeof(**spread))))
         return gt_load_fail(ld, "spread", "out of memory");
@@ -309,14 +316,15 @@ static bool load_table(gt_loader *ld, const cJSON *doc, const row_reader *rd)
         ld->index = pos;
         gt_row_key key = {{0}};
         if (!cJSON_IsObject(row)) ok = gt_load_fail(ld, NULL, "expected an object");
-        ok = ok && rd->key(ld, row, &key);
+        const cJSON *h = NULL;
+        ok = ok && rd->key(ld, row, &h, &key);
         if (!ok) break;
         uint32_t before = t->nrows;
         int32_t idx = gt_table_row_index(t, &key);
         if (idx < 0) ok = gt_load_fail(ld, NULL, "out of memory");
         else if (t->nrows == before) ok = gt_load_fail(ld, NULL, "a second row with the same key");
-        ok = ok && rd->fill(ld, row, &t->rows[idx], &l->summaries[rd->cat][idx]) &&
-             load_spread(ld, row, &l->spread[rd->cat], n, (uint32_t)idx);
+        ok = ok && rd->fill(ld, row, &h, &t->rows[idx], &l->summaries[rd->cat][idx]) &&
+             load_spread(ld, row, &h, &l->spread[rd->cat], n, (uint32_t)idx);
         if (ok) rownum[pos] = idx;
     }
     if (ok && rd->cat == GT_CAT_NVTX) ok = link_parents(ld, at, n, rownum);
@@ -342,7 +350,7 @@ static bool load_leaks(gt_loader *ld, const cJSON *dev, int32_t device)
         uint64_t at = 0;
         const cJSON *h = NULL;
         if (!gt_load_u64(ld, e, "bytes", &h, &leak.bytes) ||
-            !load_enum(ld, e, "kind", mem_kind_name, GT_MEM_COUNT, &kind) ||
+            !load_enum(ld, e, &h, "kind", mem_kind_name, GT_MEM_COUNT, &kind) ||
             !gt_load_u64(ld, e, "at_ns", &h, &at))
             return false;
         leak.kind = (uint8_t)kind;
