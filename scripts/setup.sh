@@ -3,8 +3,12 @@
 
 gt_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Packages every build needs; callers add their own.
-GT_BASE_PACKAGES=(cmake make gcc g++ libcmocka-dev python3)
+# Packages every build needs; callers add their own. cJSON is the JSON
+# parser of `gputrace report`, `diff` and `merge` (never of the shim).
+GT_BASE_PACKAGES=(cmake make gcc g++ libcmocka-dev python3 libcjson-dev)
+# What the test suite needs beyond a build: OpenMPI for the MPI test
+# (tests/integration/tools/check_mpi.py).
+GT_TEST_PACKAGES=(openmpi-bin libopenmpi-dev)
 
 gt_need_packages() {
     local missing=() p
