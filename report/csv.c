@@ -22,18 +22,22 @@
 void gt_csv_write_name(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s), plain = 0; /* p[i - plain, i): not yet written, needs no change */
     fputc('"', out);
-    for (size_t len = strlen(s), i = 0; i < len;) {
-        bool valid;
-        size_t n = gt_utf8_sequence(p + i, len - i, &valid);
-        if (!valid)
-            fputs(GT_UTF8_REPLACEMENT, out);
-        else if (p[i] == '"')
-            fputs("\"\"", out);
-        else
-            fwrite(p + i, 1, n, out);
+    for (size_t i = 0; i < len;) {
+        bool valid = true;
+        size_t n = p[i] < 0x80 ? 1 : gt_utf8_sequence(p + i, len - i, &valid);
+        if (valid && p[i] != '"') {
+            plain += n;
+            i += n;
+            continue;
+        }
+        fwrite(p + i - plain, 1, plain, out);
+        plain = 0;
+        fputs(valid ? "\"\"" : GT_UTF8_REPLACEMENT, out);
         i += n;
     }
+    fwrite(p + len - plain, 1, plain, out);
     fputc('"', out);
 }
 
