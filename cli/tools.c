@@ -2,13 +2,10 @@
 #include "tools.h"
 
 #include <getopt.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "load.h"
@@ -73,54 +70,11 @@ gt_report *gt_cli_load(const char *path, gt_strtab *names)
     return r;
 }
 
-typedef struct load_job {
-    char *const *paths;
-    size_t n;
-    gt_strtab *names;
-    gt_report **out;
-    char (*errors)[GT_LOAD_ERROR_MAX];
-    atomic_size_t next; /* relaxed: only which thread takes an input */
-} load_job;
-
-static void *load_worker(void *arg)
-{
-    load_job *job = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (i >= job->n) return NULL;
-        job->out[i] = gt_report_load_file(job->paths[i], job->names, job->errors[i],
-                                          sizeof job->errors[i]);
-    }
-}
-
 int gt_cli_load_all(char *const *paths, size_t n, gt_strtab *names, gt_report **out)
 {
-    load_job job = {.paths = paths, .n = n, .names = names, .out = out};
-    job.errors = calloc(n, sizeof(*job.errors));
-    atomic_init(&job.next, 0);
-    if (!job.errors) {
-        gt_cli_error("out of memory");
-        return -1;
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nthreads = cpus > 1 ? (size_t)cpus - 1 : 0; /* this thread loads too */
-    if (nthreads > n - 1) nthreads = n - 1;
-    pthread_t threads[64];
-    if (nthreads > sizeof threads / sizeof threads[0]) nthreads = sizeof threads / sizeof threads[0];
-    size_t started = 0;
-    while (started < nthreads && pthread_create(&threads[started], NULL, load_worker, &job) == 0)
-        started++;
-    load_worker(&job);
-    for (size_t i = 0; i < started; i++)
-        pthread_join(threads[i], NULL);
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (out[i]) continue;
-        gt_cli_error("%s", job.errors[i]);
-        rc = -1;
-    }
-    free(job.errors);
-    return rc;
+    for (size_t i = 0; i < n; i++)
+        if (!(out[i] = gt_cli_load(paths[i], names))) return -1;
+    return 0;
 }
 
 typedef struct write_job {

@@ -32,10 +32,8 @@ gt_strtab *gt_cli_names(void);
 /* Loads a report, interning its names in names; NULL after an error line. */
 gt_report *gt_cli_load(const char *path, gt_strtab *names);
 
-/* Loads n reports into out[], on as many threads as there are processors
- * (parsing is most of the time of diff and merge). 0, or -1 after the
- * error line of the first input (in order) that could not be read; out[]
- * then holds what was read, NULL elsewhere. */
+/* Loads n reports into out[] (zeroed by the caller), in order: 0, or -1
+ * after the error line of the first that could not be read. */
 int gt_cli_load_all(char *const *paths, size_t n, gt_strtab *names, gt_report **out);
 
 /* Writes r in each format of `formats`: to <template expanded>.<ext>

@@ -11,12 +11,10 @@
  * kept (and summed by a merge), unknown top-level members are written back
  * as they were by the JSON writer.
  *
- * The parser is cJSON; its allocations during one load come from an arena
- * of the loading thread, freed at the end of the load. The reader sets
- * cJSON's allocation hooks for the whole process on its first load:
- * nothing else in a process that loads reports may use cJSON. Loads may
- * run in parallel threads (with a shared string table, which is
- * thread-safe). */
+ * The parser is cJSON, whose allocation hooks and error record are
+ * process-wide: one load at a time, and no other use of cJSON during a
+ * load. Its allocations come from an arena that the next load reuses (it
+ * stays mapped until the process ends). */
 #ifndef GT_LOAD_H
 #define GT_LOAD_H
 

@@ -231,9 +231,10 @@ static bool finish_category(merge_ctx *m, enum gt_category c)
         start[r + 1] += start[r];
     for (size_t i = 0; i < a->nparts; i++)
         grouped[start[a->parts[i].row]++] = a->parts[i];
-    for (uint32_t r = t->nrows, end = (uint32_t)a->nparts; r-- > 0;) {
-        size_t from = r ? start[r - 1] : 0, k = (size_t)end - from;
-        end = (uint32_t)from;
+    /* Scattering moved each start to its group's end: row r's parts are
+     * [start[r - 1], start[r]). */
+    for (uint32_t r = 0; r < t->nrows; r++) {
+        size_t from = r ? start[r - 1] : 0, k = start[r] - from;
         const moments *mo = &a->rows[r];
         uint64_t med = weighted_median(&grouped[from], k, mo->count);
         gt_stats_summary_from_moments(mo->count, mo->total, mo->min, mo->max, mo->first, mo->m2,
@@ -470,6 +471,12 @@ gt_report *gt_report_merge(gt_report *const *in, const char *const *files, size_
     if (n == 0 || n > UINT32_MAX) {
         fail(&m, "no reports to merge");
         return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!gt_report_process(in[i])) {
+            fail(&m, "an input was not read from a file");
+            return NULL;
+        }
     }
     m.out = gt_loaded_report_create(&opt, names);
     if (!m.out) {
