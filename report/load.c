@@ -300,7 +300,10 @@ static bool load_config(gt_loader *ld, const cJSON *doc)
     return true;
 }
 
-/* Totals this reader does not know are kept, when they are counts. */
+/* Totals this reader does not know are kept, when they are counts, and
+ * written again after the writer's own. A total the JSON writer writes
+ * itself must be in `known` and read into the report, or it would be
+ * written twice (the round-trip tests catch that). */
 static bool keep_total(gt_loader *ld, const cJSON *m)
 {
     static const char *const known[] = {"events",        "dropped",       "gpu_busy_ns",
@@ -449,6 +452,8 @@ static void print_value(FILE *f, const cJSON *v)
     }
 }
 
+/* Top-level members this reader does not know, kept as JSON text. As for
+ * totals, a member the JSON writer writes must be in `known`. */
 static bool keep_member(gt_loader *ld, const cJSON *m)
 {
     static const char *const known[] = {
