@@ -354,8 +354,8 @@ static bool load_advice(gt_loader *ld, const cJSON *doc)
     for (const cJSON *f = a->child; f; f = f->next, ld->index++) {
         if (!cJSON_IsObject(f)) return gt_load_fail(ld, NULL, "advice: expected objects");
         const cJSON *h = NULL;
-        uint32_t rule;
-        uint64_t count;
+        uint32_t rule = 0;
+        uint64_t count = 0;
         const char *message;
         if (!gt_load_name(ld, f, "rule", &h, &rule) || !gt_load_u64(ld, f, "count", &h, &count) ||
             !(message = gt_load_string(ld, f, "message", &h, NULL)))
@@ -403,7 +403,7 @@ static bool load_inputs(gt_loader *ld, const cJSON *doc)
         if (!cJSON_IsObject(in)) return gt_load_fail(ld, NULL, "inputs: expected objects");
         gt_report_input *out = &l->inputs[l->ninputs++];
         const cJSON *h = NULL;
-        int64_t pid;
+        int64_t pid = 0;
         const char *file = gt_load_string(ld, in, "file", &h, "");
         if (!file || !gt_load_i64_or(ld, in, "pid", &h, INT32_MIN, INT32_MAX, 0, &pid)) return false;
         const char *host = gt_load_string(ld, in, "hostname", &h, "");
