@@ -305,7 +305,7 @@ static bool load_table(gt_loader *ld, const cJSON *doc, const row_reader *rd)
     const cJSON **at = malloc(n * sizeof(*at));
     int32_t *rownum = malloc(n * sizeof(*rownum));
     l->summaries[rd->cat] = calloc(n, sizeof(gt_stats_summary));
-    bool ok = order && at && rownum && l->summaries[rd->cat];
+    bool ok = order && at && rownum && l->summaries[rd->cat] && gt_table_reserve(t, n) == 0;
     if (!ok) gt_load_fail(ld, NULL, "out of memory");
     uint32_t i = 0;
     for (const cJSON *row = rows->child; ok && row; row = row->next)
