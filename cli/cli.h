@@ -4,23 +4,40 @@
 #ifndef GT_CLI_H
 #define GT_CLI_H
 
+#include <stddef.h>
+
+#include "internal.h" /* the shim's configuration parser, log and escaping */
+
 #define GT_CLI_USAGE_ERROR 2 /* bad option, bad value, no program, no library */
 
 /* Prints "gputrace: <message>\n" on stderr. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A value the user gave, as an error line quotes it: escaped and cut as
+ * the library's warnings cut it (gt_escape, GT_SHOWN_VALUE_MAX bytes). */
+#define GT_CLI_SHOWN_SIZE (GT_SHOWN_VALUE_MAX * 4 + 8) /* escaped, "..." and the NUL */
+const char *gt_cli_shown(char *buf, size_t size, const char *value);
+
 /* The absolute path of libgputrace.so: next to this executable, else in
  * ../lib from it. NULL (after an error line) when it is in neither. */
 char *gt_cli_find_library(void);
 
-/* LD_PRELOAD with lib in front (once), NVTX_INJECTION64_PATH = lib unless
- * no_nvtx or already set. -1 (after an error line) when lib cannot be
- * preloaded. */
-int gt_cli_set_preload(const char *lib, int no_nvtx);
+/* LD_PRELOAD with lib in front (once), after the sanitizer runtime when
+ * there is one (runtime: NULL when none); NVTX_INJECTION64_PATH = lib
+ * unless no_nvtx or already set. -1 (after an error line) when lib cannot
+ * be preloaded. */
+int gt_cli_set_preload(const char *lib, const char *runtime, int no_nvtx);
 
-/* 0 when program can be run (found through PATH when it has no slash, a
- * regular file, executable); else -1 after an error line. */
-int gt_cli_check_program(const char *program);
+/* The file that running `program` runs (found through PATH when it has no
+ * slash), when it is a regular, executable file (free it); else NULL after
+ * an error line. */
+char *gt_cli_find_program(const char *program);
+
+/* The sanitizer runtime (AddressSanitizer's libasan and the like) that the
+ * program at `path` needs as a shared library, as the program's own
+ * loader finds it, for the front of LD_PRELOAD (free it); NULL when it
+ * needs none. See sanitizer.c. */
+char *gt_cli_sanitizer_runtime(const char *path);
 
 /* Runs argv as a child, forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT
  * sent to gputrace itself, and returns its exit status, 128 + the signal

@@ -6,7 +6,9 @@
  * the user exported stays as it is unless an option overrides it. Values
  * are checked by the shim's own configuration parser, so the command and
  * the library accept exactly the same words; here a bad value is an error
- * (exit 2) rather than the library's warning and default. */
+ * (exit 2) rather than the library's warning and default. A bad value the
+ * user exported gets the library's warning here, once, and the processes
+ * under the command stay quiet about it (shim/config_warnings.c). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -37,7 +39,8 @@ static const char usage[] =
     "                          module, sync, nvtx, api, all; -name removes one\n"
     "  -o, --output TEMPLATE   write report files TEMPLATE.json etc.; %p = pid,\n"
     "                          %h = host name, %q{VAR} = $VAR, %% = %\n"
-    "  -f, --format LIST       comma list of text, json, csv, chrome (default json)\n"
+    "  -f, --format LIST       comma list of text, json, csv, chrome, perfetto\n"
+    "                          (default json)\n"
     "      --no-gpu-timing     no CUDA events around GPU work (host times only)\n"
     "      --no-nvtx           do not collect NVTX ranges\n"
     "      --version           print the version\n"
@@ -46,7 +49,7 @@ static const char usage[] =
     "examples:\n"
     "  gputrace ./solver --size 4096\n"
     "  gputrace -v verbose -c kernel,memcpy ./solver\n"
-    "  gputrace -o run.%p -f json,csv,chrome ./solver     # run.<pid>.trace.json opens\n"
+    "  gputrace -o run.%p -f json,perfetto ./solver       # run.<pid>.pftrace opens\n"
     "                                                    # in ui.perfetto.dev\n"
     "  gputrace -c all,-api python3 train.py\n"
     "\n"
@@ -99,22 +102,51 @@ static int subcommand(int argc, char **argv)
     return -1;
 }
 
+static const char *process_getenv(const char *name, void *ctx)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+/* The variables as the program will see them: their warnings given once,
+ * where GPUTRACE_LOG says, and the values listed as checked so that no
+ * process under the command repeats them. */
+static void check_configuration(void)
+{
+    static gt_config cfg; /* large (paths): not on the stack */
+    gt_config_parse(&cfg, process_getenv, NULL);
+    gt_log_init(cfg.log_dest, cfg.log_path, cfg.verbosity);
+    gt_config_give_warnings(&cfg, process_getenv, NULL);
+    char list[GT_CONFIG_CHECKED_MAX];
+    gt_config_checked_list(process_getenv, NULL, list);
+    setenv(GT_CONFIG_CHECKED_VAR, list, 1);
+}
+
 /* A relative output template becomes absolute, so that a program that
- * changes directory still writes where gputrace was run. A template that
- * starts with a % directive is left alone: it may expand to a root. */
+ * changes directory (or a script that runs programs elsewhere) still
+ * writes where gputrace was run. The test and the rule are the library's
+ * own: a template that expands to an absolute path (%q{HOME}/r) stays as
+ * it is, and a % in the directory stays a %. The program keeps this pid
+ * (gputrace execs it), so %p expands to the same here. */
+static const char *env_value(const char *name)
+{
+    return getenv(name);
+}
+
 static char *absolute_template(const char *tmpl)
 {
-    if (tmpl[0] == '/' || tmpl[0] == '%') return strdup(tmpl);
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) return strdup(tmpl);
-    char *out = NULL;
-    if (asprintf(&out, "%s/%s", cwd, tmpl) < 0) return NULL;
-    return out;
+    char host[256] = "", cwd[PATH_MAX], out[PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    if (!gt_output_relative(tmpl, getpid(), host, env_value) || !getcwd(cwd, sizeof cwd) ||
+        gt_output_anchor(tmpl, cwd, out, sizeof out) != 0)
+        return strdup(tmpl);
+    return strdup(out);
 }
 
 static int unknown_option(char **argv, int opt)
 {
-    const char *arg = argv[optind - 1];
+    char shown[GT_CLI_SHOWN_SIZE];
+    const char *arg = gt_cli_shown(shown, sizeof shown, argv[optind - 1]);
     if (opt == ':')
         gt_cli_error("option '%s' needs a value (see gputrace --help)", arg);
     else if (optopt && optopt < 256)
@@ -172,10 +204,15 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         if (settings[i].value && validate(&settings[i]) != 0) return GT_CLI_USAGE_ERROR;
-    if (gt_cli_check_program(argv[optind]) != 0) return GT_CLI_USAGE_ERROR;
+    char *program = gt_cli_find_program(argv[optind]);
+    if (!program) return GT_CLI_USAGE_ERROR;
+    char *runtime = gt_cli_sanitizer_runtime(program);
+    free(program);
     char *lib = gt_cli_find_library();
-    if (!lib || gt_cli_set_preload(lib, no_nvtx) != 0) return GT_CLI_USAGE_ERROR;
+    int preloaded = lib ? gt_cli_set_preload(lib, runtime, no_nvtx) : -1;
     free(lib);
+    free(runtime);
+    if (preloaded != 0) return GT_CLI_USAGE_ERROR;
 
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
         if (!settings[i].value) continue;
@@ -191,5 +228,6 @@ int main(int argc, char **argv)
     if (no_gpu_timing) setenv(gt_config_var_name(GT_VAR_GPU_TIMING), "off", 1);
     if (settings[3].value && !settings[2].value && !getenv("GPUTRACE_OUTPUT"))
         gt_cli_error("note: --format has no effect without --output");
+    check_configuration();
     return gt_cli_run(argv + optind);
 }

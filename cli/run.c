@@ -73,7 +73,7 @@ static bool list_has(const char *list, const char *item)
     return false;
 }
 
-int gt_cli_set_preload(const char *lib, int no_nvtx)
+int gt_cli_set_preload(const char *lib, const char *runtime, int no_nvtx)
 {
     if (strpbrk(lib, ": ")) {
         gt_cli_error("cannot preload '%s': LD_PRELOAD cannot hold a path with a colon or a space",
@@ -81,46 +81,58 @@ int gt_cli_set_preload(const char *lib, int no_nvtx)
         return -1;
     }
     const char *old = getenv("LD_PRELOAD");
-    if (!old || !old[0]) {
-        setenv("LD_PRELOAD", lib, 1);
-    } else if (!list_has(old, lib)) {
-        char *both = NULL;
-        if (asprintf(&both, "%s:%s", lib, old) < 0) {
-            gt_cli_error("out of memory");
-            return -1;
-        }
-        setenv("LD_PRELOAD", both, 1);
-        free(both);
+    if (!old) old = "";
+    /* The sanitizer runtime first, then the library (unless the list has
+     * it already), then what was there. */
+    const char *mine = list_has(old, lib) ? "" : lib;
+    const char *first = runtime ? runtime : "";
+    char *list = NULL;
+    if (asprintf(&list, "%s%s%s%s%s", first, first[0] && (mine[0] || old[0]) ? ":" : "", mine,
+                 mine[0] && old[0] ? ":" : "", old) < 0) {
+        gt_cli_error("out of memory");
+        return -1;
     }
+    if (list[0]) setenv("LD_PRELOAD", list, 1);
+    free(list);
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
     if (!no_nvtx && (!nvtx || !nvtx[0])) setenv("NVTX_INJECTION64_PATH", lib, 1);
     return 0;
 }
 
-static int check_file(const char *program, const char *path)
+const char *gt_cli_shown(char *buf, size_t size, const char *value)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        gt_cli_error("%s: %s", program, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        gt_cli_error("%s: not a program (%s)", program,
-                     S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
-        return -1;
-    }
-    if (access(path, X_OK) != 0) {
-        gt_cli_error("%s: %s", program, strerror(errno));
-        return -1;
-    }
-    return 0;
+    gt_escape(buf, size, value, strlen(value), GT_SHOWN_VALUE_MAX);
+    return buf;
 }
 
-int gt_cli_check_program(const char *program)
+static char *check_file(const char *program, const char *path)
+{
+    struct stat st;
+    char shown[GT_CLI_SHOWN_SIZE];
+    gt_cli_shown(shown, sizeof shown, program);
+    if (stat(path, &st) != 0) {
+        gt_cli_error("%s: %s", shown, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        gt_cli_error("%s: not a program (%s)", shown,
+                     S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+        return NULL;
+    }
+    if (access(path, X_OK) != 0) {
+        gt_cli_error("%s: %s", shown, strerror(errno));
+        return NULL;
+    }
+    char *copy = strdup(path);
+    if (!copy) gt_cli_error("out of memory");
+    return copy;
+}
+
+char *gt_cli_find_program(const char *program)
 {
     if (!program[0]) {
         gt_cli_error("no program given (see gputrace --help)");
-        return -1;
+        return NULL;
     }
     if (strchr(program, '/')) return check_file(program, program);
     const char *path = getenv("PATH");
@@ -133,14 +145,16 @@ int gt_cli_check_program(const char *program)
         int len = n ? snprintf(full, sizeof full, "%.*s/%s", (int)n, p, program)
                     : snprintf(full, sizeof full, "./%s", program);
         if (len > 0 && (size_t)len < sizeof full && is_regular(full)) {
-            if (access(full, X_OK) == 0) return 0;
+            if (access(full, X_OK) == 0) return check_file(program, full);
             denied = true;
         }
         p += n;
         if (!*p) break;
     }
-    gt_cli_error("%s: %s", program, denied ? strerror(EACCES) : "command not found");
-    return -1;
+    char shown[GT_CLI_SHOWN_SIZE];
+    gt_cli_error("%s: %s", gt_cli_shown(shown, sizeof shown, program),
+                 denied ? strerror(EACCES) : "command not found");
+    return NULL;
 }
 
 static volatile sig_atomic_t child_pid;
@@ -204,7 +218,9 @@ int gt_cli_run(char *const argv[])
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        gt_cli_error("cannot start %s: %s", argv[0], strerror(errno));
+        char shown[GT_CLI_SHOWN_SIZE];
+        gt_cli_error("cannot start %s: %s", gt_cli_shown(shown, sizeof shown, argv[0]),
+                     strerror(errno));
         return GT_CLI_USAGE_ERROR;
     }
     sigset_t block, old_mask;
@@ -223,7 +239,9 @@ int gt_cli_run(char *const argv[])
     child_pid = pid;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (pid < 0) {
-        gt_cli_error("cannot start %s: %s", argv[0], strerror(fork_error));
+        char shown[GT_CLI_SHOWN_SIZE];
+        gt_cli_error("cannot start %s: %s", gt_cli_shown(shown, sizeof shown, argv[0]),
+                     strerror(fork_error));
         return GT_CLI_USAGE_ERROR;
     }
     close(fds[1]);
@@ -234,7 +252,9 @@ int gt_cli_run(char *const argv[])
     close(fds[0]);
     int status = wait_child(pid);
     if (n == (ssize_t)sizeof err) {
-        gt_cli_error("cannot run %s: %s", argv[0], strerror(err));
+        char shown[GT_CLI_SHOWN_SIZE];
+        gt_cli_error("cannot run %s: %s", gt_cli_shown(shown, sizeof shown, argv[0]),
+                     strerror(err));
         return GT_CLI_USAGE_ERROR;
     }
     return status;

@@ -22,10 +22,20 @@ static const char *only_this(const char *name, void *ctx)
     return strcmp(name, l->name) == 0 ? l->value : NULL;
 }
 
+/* A value of blanks only is no value: the shim takes it as unset, so the
+ * command refuses it rather than pass on what would silently mean the
+ * default (`-o "   "` would write nothing). */
+static int blank(const char *v)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    return *v == '\0';
+}
+
 int gt_cli_parse_setting(const char *option, enum gt_config_var var, const char *value,
                          gt_config *cfg)
 {
-    if (!value[0]) {
+    if (blank(value)) {
         gt_cli_error("%s needs a value (see gputrace --help)", option);
         return -1;
     }
@@ -33,7 +43,8 @@ int gt_cli_parse_setting(const char *option, enum gt_config_var var, const char 
     gt_config_parse(cfg, only_this, &l);
     if (cfg->n_warnings == 0) return 0;
     const char *expected = strstr(cfg->warnings[0], "expected ");
-    gt_cli_error("invalid %s '%s': %s", option, value,
+    char shown[GT_CLI_SHOWN_SIZE];
+    gt_cli_error("invalid %s '%s': %s", option, gt_cli_shown(shown, sizeof shown, value),
                  expected ? expected : "see gputrace --help");
     return -1;
 }

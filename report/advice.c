@@ -41,6 +41,16 @@ static void add_copy(gt_advice_acc *a, const gt_event *ev)
     }
 }
 
+static void add_ptx_load(gt_advice_acc *a, const gt_event *ev)
+{
+    tally(&a->ptx_load, ev, 0, false);
+    unsigned source = ev->u.module.ptx_source < GT_PTX_SOURCE_COUNT ? ev->u.module.ptx_source
+                                                                      : GT_PTX_FROM_MEMORY;
+    a->ptx_by_source[source]++;
+    a->ptx_ns_by_source[source] += host_ns(ev);
+    if (ev->u.module.device_sm) a->device_sm = ev->u.module.device_sm;
+}
+
 void gt_advice_add(gt_advice_acc *a, const gt_event *ev)
 {
     if (ev->result != 0) return; /* a failed call did no work to advise on */
@@ -52,7 +62,7 @@ void gt_advice_add(gt_advice_acc *a, const gt_event *ev)
         tally(&a->sync_call, ev, 0, false);
         break;
     case GT_EV_MODULE:
-        if (ev->u.module.image_kind == GT_IMAGE_PTX) tally(&a->ptx_load, ev, 0, false);
+        if (ev->u.module.image_kind == GT_IMAGE_PTX) add_ptx_load(a, ev);
         break;
     default:
         break;
@@ -174,16 +184,69 @@ static void gpu_idle(advice_ctx *c)
         gt_format_ns(g.largest_ns, u.b, sizeof u.b), gt_format_ns(at, u.c, sizeof u.c));
 }
 
-static void ptx_jit(advice_ctx *c, const gt_advice_tally *t)
+/* Where PTX came from, in words, and the fix that fits (%1$s: the
+ * device's architecture, "90"; "XX" when unknown). */
+static const struct {
+    const char *from;
+    const char *fix;
+} ptx_sources[GT_PTX_SOURCE_COUNT] = {
+    [GT_PTX_FROM_MEMORY] = {"from memory",
+                            "load machine code for the GPU instead: a cubin (nvcc -cubin "
+                            "-arch=sm_%1$s, or NVRTC with --gpu-architecture=sm_%1$s)"},
+    [GT_PTX_FROM_NVRTC] = {"from NVRTC",
+                           "the PTX came from NVRTC in this process: compile to a cubin instead "
+                           "(--gpu-architecture=sm_%1$s, then nvrtcGetCUBIN)"},
+    [GT_PTX_FROM_NVVM] = {"from NVVM",
+                          "the PTX came from NVVM in this process, as Numba compiles: let Numba "
+                          "cache its kernels (@cuda.jit(cache=True)) or link them to a cubin with "
+                          "nvJitLink (LTO)"},
+    [GT_PTX_FROM_LINK] = {"linked with cuLink*",
+                          "the PTX was linked by the driver (cuLinkAddData of PTX, as Numba "
+                          "does): let Numba cache its kernels (@cuda.jit(cache=True)), or link to "
+                          "a cubin with nvJitLink before loading"},
+    [GT_PTX_FROM_FILE] = {"from files",
+                          "the PTX was a file: ship a cubin instead (nvcc -cubin -arch=sm_%1$s) "
+                          "or a fat binary with machine code (-gencode "
+                          "arch=compute_%1$s,code=sm_%1$s)"},
+    [GT_PTX_FROM_FATBIN] = {"from fat binaries",
+                            "the fat binary has no machine code for this GPU, only PTX: build "
+                            "with nvcc -gencode arch=compute_%1$s,code=sm_%1$s"},
+};
+
+static void ptx_jit(advice_ctx *c, const gt_advice_acc *a)
 {
+    const gt_advice_tally *t = &a->ptx_load;
     if (!t->count) return;
+    unsigned main_source = 0, sources = 0;
+    for (unsigned s = 0; s < GT_PTX_SOURCE_COUNT; s++) {
+        sources += a->ptx_by_source[s] != 0;
+        if (a->ptx_by_source[s] && (!a->ptx_by_source[main_source] ||
+                                    a->ptx_ns_by_source[s] > a->ptx_ns_by_source[main_source]))
+            main_source = s;
+    }
+    char sm[8], fix[256], split[160] = "";
+    if (a->device_sm)
+        snprintf(sm, sizeof sm, "%u", a->device_sm);
+    else
+        snprintf(sm, sizeof sm, "XX");
+    /* The format is one of the table's: its only conversions are %1$s. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(fix, sizeof fix, ptx_sources[main_source].fix, sm);
+#pragma GCC diagnostic pop
+    /* Where each came from, when not all from one place: "2 from NVRTC, 1 from files". */
+    for (unsigned s = 0, len = 0; sources > 1 && s < GT_PTX_SOURCE_COUNT; s++) {
+        if (!a->ptx_by_source[s] || len >= sizeof split) continue;
+        len += (unsigned)snprintf(split + len, sizeof split - len, "%s%" PRIu64 " %s",
+                                  len ? ", " : " (", a->ptx_by_source[s], ptx_sources[s].from);
+    }
+    if (sources > 1) strncat(split, ")", sizeof split - strlen(split) - 1);
     units u;
     say(c, "ptx-jit", t->count,
-        "%" PRIu64 " %s loaded as PTX, compiled by the driver at load (%s): build code for the "
-        "target GPUs (nvcc -gencode arch=compute_XX,code=sm_XX) so that nothing is compiled at run "
-        "time. Slowest: %s, %s of image, %s.",
-        t->count, noun(t->count, "module was", "modules were"),
-        gt_format_ns(t->ns, u.a, sizeof u.a), api_name(c, t->worst.api),
+        "%" PRIu64 " %s loaded as PTX%s, compiled by the driver at load (%s): %s, so that nothing "
+        "is compiled at run time. Slowest: %s, %s of image, %s.",
+        t->count, noun(t->count, "module was", "modules were"), split,
+        gt_format_ns(t->ns, u.a, sizeof u.a), fix, api_name(c, t->worst.api),
         gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
         gt_format_ns(t->worst.ns, u.c, sizeof u.c));
 }
@@ -208,12 +271,13 @@ static void leak(advice_ctx *c)
     if (!allocs) return;
     units u;
     say(c, "leak", allocs,
-        "%" PRIu64 " device %s (%s) %s still allocated at exit: free device memory when done "
-        "with it (cudaFree, cuMemFree); a long-running process would run out. Largest: %s on "
-        "device %d.",
+        "%" PRIu64 " device %s (%s) %s still held when the process ended: neither the program "
+        "nor the end of %s CUDA context freed %s. Free device memory once done with it "
+        "(cudaFree, cuMemFree; in Python, drop the last reference to a device array, e.g. "
+        "del d_arr), or a long-running process runs out. Largest: %s on device %d.",
         allocs, noun(allocs, "allocation", "allocations"), gt_format_bytes(bytes, u.a, sizeof u.a),
-        noun(allocs, "was", "were"), gt_format_bytes(largest.bytes, u.b, sizeof u.b),
-        (int)largest_device);
+        noun(allocs, "was", "were"), noun(allocs, "its", "their"), noun(allocs, "it", "them"),
+        gt_format_bytes(largest.bytes, u.b, sizeof u.b), (int)largest_device);
 }
 
 static bool any_gpu_work(const gt_report *r)
@@ -272,7 +336,7 @@ size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
     }
     if (gt_report_enabled(r, GT_CAT_SYNC)) sync_api(&c, &a->sync_call);
     if (any_gpu_work(r)) gpu_idle(&c);
-    if (gt_report_enabled(r, GT_CAT_MODULE)) ptx_jit(&c, &a->ptx_load);
+    if (gt_report_enabled(r, GT_CAT_MODULE)) ptx_jit(&c, a);
     if (gt_report_enabled(r, GT_CAT_MEMORY)) leak(&c);
     return c.n;
 }

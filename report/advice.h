@@ -17,8 +17,13 @@
  *                          GT_ADVICE_SYNC_API_MIN_SHARE_PCT % of the wall time
  *   gpu-idle               a gap of more than GT_GPU_IDLE_GAP_NS between GPU
  *                          work (gpu_busy.h)
- *   ptx-jit                a module loaded from PTX (the driver compiles it)
- *   leak                   device memory still allocated at exit
+ *   ptx-jit                a module loaded from PTX (the driver compiles it);
+ *                          the fix named is the one for where the PTX of the
+ *                          most JIT time came from (enum gt_ptx_source)
+ *   leak                   device memory still held when the process ended:
+ *                          neither freed (at any time, in atexit handlers
+ *                          and destructors too) nor released with its
+ *                          context (destroyed or reset)
  * Each counts its occurrences and names the worst one. A rule whose
  * category is disabled stays silent. */
 #ifndef GT_ADVICE_H
@@ -61,6 +66,9 @@ typedef struct gt_advice_acc {
     uint64_t small_by_dir[GT_DIR_COUNT];
     gt_advice_tally sync_call; /* worst: longest */
     gt_advice_tally ptx_load;  /* worst: longest */
+    uint64_t ptx_by_source[GT_PTX_SOURCE_COUNT];
+    uint64_t ptx_ns_by_source[GT_PTX_SOURCE_COUNT];
+    uint8_t device_sm; /* of the latest PTX load that knew it */
 } gt_advice_acc;
 
 /* Folds one record (not nested, times in ns). */

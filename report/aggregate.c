@@ -78,7 +78,9 @@ static gt_row *add_host_row(gt_row *row, const gt_event *ev)
 static void add_compile(gt_report *r, const gt_event *ev)
 {
     gt_row *row = add_host_row(row_of(r, GT_CAT_COMPILE, ev->api, ev->name, ev->result == 0), ev);
-    if (row) row->bytes += ev->bytes;
+    if (!row) return;
+    row->bytes += ev->bytes;
+    row->firsts += ev->u.compile.first != 0;
 }
 
 static void add_module(gt_report *r, const gt_event *ev)
@@ -124,6 +126,7 @@ static void add_category(gt_report *r, const gt_event *ev)
         break;
     case GT_EV_ALLOC:
     case GT_EV_FREE:
+    case GT_EV_CTX_END:
         if (ok && gt_report_enabled(r, GT_CAT_MEMORY)) gt_memory_add(&r->memory, ev);
         break;
     case GT_EV_COMPILE:
@@ -140,8 +143,12 @@ static void add_category(gt_report *r, const gt_event *ev)
     case GT_EV_NVTX_POP:
     case GT_EV_NVTX_START:
     case GT_EV_NVTX_END:
-    case GT_EV_NVTX_MARK:
         if (gt_report_enabled(r, GT_CAT_NVTX)) gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        break;
+    case GT_EV_NVTX_MARK:
+        if (!gt_report_enabled(r, GT_CAT_NVTX)) break;
+        gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        gt_nvtx_marks_add(&r->marks, ev);
         break;
     case GT_EV_NONE:
     case GT_EV_API:
@@ -166,6 +173,12 @@ void gt_report_add(gt_report *r, const gt_event *ev)
         gt_report_enabled(r, GT_CAT_SYNC))
         add_host_row(row_of(r, GT_CAT_SYNC, ev->api, 0, 0), ev);
     if (ev->api && gt_report_enabled(r, GT_CAT_API)) add_api(r, ev);
+}
+
+void gt_report_add_after_cut(gt_report *r, const gt_event *ev)
+{
+    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
+    if (memory && !(ev->flags & GT_EVF_NESTED)) add_category(r, ev);
 }
 
 unsigned gt_report_key_strings(enum gt_category c)

@@ -19,6 +19,7 @@
 #include "gpu_busy.h"
 #include "memory.h"
 #include "nvtx.h"
+#include "nvtx_marks.h"
 #include "report.h"
 #include "table.h"
 
@@ -27,9 +28,14 @@ struct gt_report {
     const gt_strtab *names;
     uint64_t events;
     uint64_t dropped;
+    char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
+    uint64_t late;          /* records made after the cut (only their memory effect is kept) */
+    uint64_t late_gpu_work; /* of them, kernel launches, copies and memsets */
+    uint64_t gpu_pending;   /* GPU work reported without GPU time: still pending at the end */
     gt_table tables[GT_CAT_COUNT]; /* tables[GT_CAT_MEMORY] stays empty */
     gt_memory memory;
     gt_nvtx nvtx;
+    gt_nvtx_marks marks;
     gt_gpu_busy busy;
     gt_advice_acc advice;
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
@@ -58,6 +64,10 @@ gt_sorted_row *gt_report_sorted_rows(const gt_report *r, enum gt_category c, siz
  *   nvtx     "domain:message", or the message in the default domain
  *   sync, api  the entry point */
 char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row);
+
+/* An NVTX domain and message in words, as gt_row_label names NVTX rows:
+ * "domain:message", or the message alone in the default domain. */
+char *gt_nvtx_label(const gt_report *r, uint32_t domain, uint32_t message);
 
 /* The row of graph launches in the kernel table and its slices in the
  * trace: a name no kernel can have (a kernel may be called `graph`). The

@@ -30,11 +30,6 @@ static const head counter_head = H("C", "memory");
 static const head mark_head = H("i", "nvtx");
 static const head metadata_head = H("M", "__metadata");
 
-static bool enabled(const gt_timeline *tl, enum gt_category c)
-{
-    return (tl->categories & GT_CAT_BIT(c)) != 0;
-}
-
 static char *put_mem(char *p, const void *s, size_t n)
 {
     memcpy(p, s, n);
@@ -89,54 +84,34 @@ static void put_named_arg(gt_timeline *tl, const char **sep, const char *key, ui
     *sep = ",";
 }
 
-static enum gt_category category_of(uint8_t kind)
-{
-    switch (kind) {
-    case GT_EV_KERNEL:
-    case GT_EV_GRAPH:
-        return GT_CAT_KERNEL;
-    case GT_EV_MEMCPY:
-        return GT_CAT_MEMCPY;
-    case GT_EV_MEMSET:
-        return GT_CAT_MEMSET;
-    case GT_EV_ALLOC:
-    case GT_EV_FREE:
-        return GT_CAT_MEMORY;
-    case GT_EV_COMPILE:
-        return GT_CAT_COMPILE;
-    case GT_EV_MODULE:
-        return GT_CAT_MODULE;
-    case GT_EV_SYNC:
-        return GT_CAT_SYNC;
-    default:
-        return GT_CAT_API;
-    }
-}
-
-static bool has_bytes(uint8_t kind)
-{
-    return kind == GT_EV_MEMCPY || kind == GT_EV_MEMSET || kind == GT_EV_ALLOC ||
-           kind == GT_EV_MODULE;
-}
-
 /* A host call on its thread. Its args say what no GPU slice says (the
  * trace's size is mostly names and numbers): the bytes it moved or
  * allocated and the kernel it launched, unless its GPU slice has them;
  * the program compiled; the error of a failed call. */
-static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follows)
+/* `,"bind_id":N,"flow_out":true` (or flow_in): the flow (Trace Event
+ * Format flow v2, bound to the X event that carries it) from a launching
+ * call to its GPU slice. */
+static char *put_flow(char *p, uint64_t flow, bool out)
+{
+    p = gt_put_u64(GT_PUT(p, ",\"bind_id\":"), flow);
+    return out ? GT_PUT(p, ",\"flow_out\":true") : GT_PUT(p, ",\"flow_in\":true");
+}
+
+static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follows, uint64_t flow)
 {
     if (!ev->api) return;
     size_t len;
     const char *name = gt_tl_name(tl, ev->api, &len);
-    char *p = open_event(tl, &slice_heads[category_of(ev->kind)], len);
+    char *p = open_event(tl, &slice_heads[gt_timeline_category(ev->kind)], len);
     if (!p) return;
     p = put_mem(p, name, len);
     p = put_where(tl, p, ev->tid, ev->host_start);
     p = put_dur(p, ev->host_start, ev->host_end);
+    if (flow) p = put_flow(p, flow, true);
     bool kernel =
         (ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows;
     bool program = ev->kind == GT_EV_COMPILE && ev->name;
-    bool bytes = has_bytes(ev->kind) && !gpu_slice_follows, failed = ev->result != 0;
+    bool bytes = gt_timeline_has_bytes(ev->kind) && !gpu_slice_follows, failed = ev->result != 0;
     if (!kernel && !program && !bytes && !failed) {
         close_event(tl, GT_PUT(p, "}"));
         return;
@@ -189,14 +164,10 @@ static char *put_triple(char *p, const uint32_t v[3])
     return p;
 }
 
-/* GPU work on its (device, stream) track, named by the kernel or the copy. */
-static void gpu_slice(gt_timeline *tl, const gt_event *ev)
+/* GPU work on its (device, stream) track tid, named by the kernel or the
+ * copy, at the end of the flow from its launch. */
+static void gpu_slice(gt_timeline *tl, const gt_event *ev, uint32_t tid, uint64_t flow)
 {
-    uint32_t tid = gt_tl_track(tl, ev->device, ev->stream);
-    if (!tid) {
-        tl->lost.tracks++;
-        return;
-    }
     const char *name;
     size_t len;
     if (ev->kind == GT_EV_MEMCPY) {
@@ -210,11 +181,12 @@ static void gpu_slice(gt_timeline *tl, const gt_event *ev)
     } else {
         name = "\"(unnamed kernel)\"", len = 18;
     }
-    char *p = open_event(tl, &slice_heads[category_of(ev->kind)], len);
+    char *p = open_event(tl, &slice_heads[gt_timeline_category(ev->kind)], len);
     if (!p) return;
     p = put_mem(p, name, len);
     p = put_where(tl, p, tid, ev->gpu_start);
     p = put_dur(p, ev->gpu_start, ev->gpu_end);
+    p = put_flow(p, flow, false);
     if (ev->kind == GT_EV_KERNEL) {
         p = put_triple(GT_PUT(p, ",\"args\":{\"grid\":["), ev->u.kernel.grid);
         p = put_triple(GT_PUT(p, ",\"block\":["), ev->u.kernel.block);
@@ -303,8 +275,9 @@ static tl_attrs attrs_of(const gt_event *ev)
     return (tl_attrs){ev->u.nvtx.domain, ev->u.nvtx.category, ev->u.nvtx.color};
 }
 
-static void nvtx_push(gt_timeline *tl, const gt_event *ev)
+static void nvtx_push(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     tl_stack *s = gt_tl_stack(tl, ev->tid, ev->u.nvtx.domain);
     if (!s) {
         tl->lost.ranges++;
@@ -324,8 +297,9 @@ static void nvtx_push(gt_timeline *tl, const gt_event *ev)
         (tl_frame){ev->host_start, ev->name, ev->u.nvtx.category, ev->u.nvtx.color};
 }
 
-static void nvtx_pop(gt_timeline *tl, const gt_event *ev)
+static void nvtx_pop(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     tl_stack *s = gt_tl_stack(tl, ev->tid, ev->u.nvtx.domain);
     if (!s) return;
     if (s->overflow) {
@@ -340,8 +314,9 @@ static void nvtx_pop(gt_timeline *tl, const gt_event *ev)
 
 /* Start/end ranges: "b" when the start comes, "e" when the end comes;
  * an end that comes first waits for its start to learn the name. */
-static void nvtx_start_end(gt_timeline *tl, const gt_event *ev)
+static void nvtx_start_end(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     bool start = ev->kind == GT_EV_NVTX_START;
     tl_range *r = gt_tl_range_find(tl, ev->u.nvtx.range_id);
     if (r && r->ended == start) {
@@ -367,8 +342,9 @@ static void nvtx_start_end(gt_timeline *tl, const gt_event *ev)
     if (start) gt_tl_nvtx_async(tl, 'b', &wait, ev->host_start);
 }
 
-static void nvtx_mark(gt_timeline *tl, const gt_event *ev)
+static void nvtx_mark(void *w, const gt_event *ev)
 {
+    gt_timeline *tl = w;
     size_t len;
     const char *text = gt_tl_name(tl, ev->name, &len);
     char *p = open_event(tl, &mark_head, len);
@@ -378,63 +354,42 @@ static void nvtx_mark(gt_timeline *tl, const gt_event *ev)
     close_event(tl, GT_PUT(p, ",\"s\":\"t\"}"));
 }
 
-static void nvtx(gt_timeline *tl, const gt_event *ev)
+/* Kernels, copies, memsets: the host call, and the GPU work on its track
+ * at the end of a flow from the call. */
+static void gpu_work(void *w, const gt_event *ev)
 {
-    switch (ev->kind) {
-    case GT_EV_NVTX_PUSH:
-        nvtx_push(tl, ev);
-        break;
-    case GT_EV_NVTX_POP:
-        nvtx_pop(tl, ev);
-        break;
-    case GT_EV_NVTX_START:
-    case GT_EV_NVTX_END:
-        nvtx_start_end(tl, ev);
-        break;
-    default:
-        nvtx_mark(tl, ev);
-    }
+    gt_timeline *tl = w;
+    bool gpu = gt_timeline_gpu_work(ev, tl->categories);
+    uint32_t tid = gpu ? gt_tl_track(tl, ev->device, ev->stream) : 0;
+    if (gpu && !tid) tl->lost.tracks++;
+    uint64_t flow = tid ? ++tl->flows : 0;
+    host_slice(tl, ev, gpu, flow);
+    if (tid) gpu_slice(tl, ev, tid, flow);
 }
+
+static void host_call(void *w, const gt_event *ev)
+{
+    host_slice(w, ev, false, 0);
+}
+
+static void thread_name(void *w, const gt_event *ev)
+{
+    gt_tl_thread_name(w, ev->tid, ev->name);
+}
+
+static const gt_timeline_draw draw = {
+    .gpu_work = gpu_work,
+    .host = host_call,
+    .nvtx_push = nvtx_push,
+    .nvtx_pop = nvtx_pop,
+    .nvtx_start_end = nvtx_start_end,
+    .nvtx_mark = nvtx_mark,
+    .thread_name = thread_name,
+};
 
 void gt_timeline_add(gt_timeline *tl, const gt_event *ev)
 {
-    if (ev->flags & GT_EVF_NESTED) return;
-    bool ok = ev->result == 0;
-    switch ((enum gt_event_kind)ev->kind) {
-    case GT_EV_KERNEL:
-    case GT_EV_GRAPH:
-    case GT_EV_MEMCPY:
-    case GT_EV_MEMSET: {
-        bool gpu = ok && (ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED &&
-                   enabled(tl, category_of(ev->kind));
-        host_slice(tl, ev, gpu);
-        if (gpu) gpu_slice(tl, ev);
-        break;
-    }
-    case GT_EV_ALLOC:
-    case GT_EV_FREE:
-        host_slice(tl, ev, false); /* the counter comes from the report (memory_changed) */
-        break;
-    case GT_EV_NVTX_PUSH:
-    case GT_EV_NVTX_POP:
-    case GT_EV_NVTX_START:
-    case GT_EV_NVTX_END:
-    case GT_EV_NVTX_MARK:
-        if (enabled(tl, GT_CAT_NVTX)) nvtx(tl, ev);
-        break;
-    case GT_EV_THREAD_NAME:
-        gt_tl_thread_name(tl, ev->tid, ev->name);
-        break;
-    case GT_EV_API:
-    case GT_EV_COMPILE:
-    case GT_EV_MODULE:
-    case GT_EV_SYNC:
-        host_slice(tl, ev, false);
-        break;
-    case GT_EV_NONE:
-    case GT_EV_KIND_COUNT:
-        break;
-    }
+    gt_timeline_route(&draw, tl, tl->categories, ev);
 }
 
 void gt_tl_metadata(gt_timeline *tl, const char *what, uint32_t tid, const char *key,
@@ -469,8 +424,7 @@ gt_timeline *gt_timeline_create(int fd, const gt_strtab *names, int pid, uint64_
 
 uint64_t gt_timeline_lost(const gt_timeline *tl)
 {
-    const gt_timeline_losses *l = &tl->lost;
-    return l->tracks + l->threads + l->too_deep + l->ranges + l->no_memory;
+    return gt_timeline_losses_total(&tl->lost);
 }
 
 void gt_timeline_losses_get(const gt_timeline *tl, gt_timeline_losses *out)
@@ -506,7 +460,7 @@ int gt_timeline_finish(gt_timeline *tl, const gt_process_info *p)
     for (uint32_t i = 0; i < tl->nranges; i++)
         if (!tl->ranges[i].ended) gt_tl_nvtx_async(tl, 'e', &tl->ranges[i], end);
     tl->nranges = 0;
-    if (tl->memory) gt_memory_set_sink(tl->memory, NULL, NULL);
+    if (tl->memory) gt_memory_set_sink(tl->memory, NULL, tl);
     tl->memory = NULL;
     gt_tl_write_metadata(tl, p);
     static const char end_text[] = "\n],\"displayTimeUnit\":\"ns\"}\n";

@@ -19,6 +19,11 @@
  *      0x..." and sorted after the host threads, named by the kernel
  *      (GT_GRAPH_LAUNCH_NAME for a graph launch) or the kind of copy;
  *      kernels carry grid, block and dynamic shared memory;
+ *   flows (Trace Event Format flow v2: "bind_id" with "flow_out" on the
+ *      launching call's X event, "flow_in" on its GPU slice's): each GPU
+ *      slice is linked to the host call that launched it; ids count from
+ *      1 in the trace (v2 rather than "s"/"f" events: no extra event, and
+ *      no doubt about which slice a flow binds to);
  *   X  NVTX push/pop ranges on their thread (written when they close);
  *   b/e  NVTX start/end ranges (async: they may cross threads), id = the
  *      range id; both kinds of range say in args their domain, category
@@ -42,25 +47,12 @@
 #include <stdint.h>
 
 #include "aggregate.h"
+#include "timeline.h"
 
-#define GT_TIMELINE_BUFFER_BYTES (1u << 20)
 #define GT_TIMELINE_GPU_TID_BASE (1u << 22) /* Linux thread ids are below 2^22 */
-#define GT_TIMELINE_MAX_TRACKS 4096u        /* GPU (device, stream) tracks */
-#define GT_TIMELINE_MAX_THREADS 65536u      /* named host threads */
-#define GT_TIMELINE_MAX_STACKS 4096u        /* NVTX push/pop stacks: (thread, domain) */
-#define GT_TIMELINE_MAX_RANGES 65536u       /* NVTX start/end ranges open at once */
 #define GT_TIMELINE_NAME_CACHE_BYTES (64u << 20)
 
 typedef struct gt_timeline gt_timeline;
-
-/* Events left out, by cause. */
-typedef struct gt_timeline_losses {
-    uint64_t tracks;    /* GPU work on (device, stream) tracks past GT_TIMELINE_MAX_TRACKS */
-    uint64_t threads;   /* thread names past GT_TIMELINE_MAX_THREADS */
-    uint64_t too_deep;  /* NVTX push/pop ranges nested deeper than GT_NVTX_MAX_DEPTH */
-    uint64_t ranges;    /* NVTX ranges past GT_TIMELINE_MAX_STACKS or _MAX_RANGES */
-    uint64_t no_memory; /* events that could not be buffered */
-} gt_timeline_losses;
 
 /* A timeline appending to fd (which stays the caller's). origin_ns is the
  * time that becomes ts 0; categories a GT_CAT_BIT mask. NULL when out of

@@ -59,6 +59,7 @@ struct gt_timeline {
     uint64_t origin;
     unsigned categories;
     bool any;          /* an event was written: the next one needs a separator */
+    uint64_t flows;    /* flows from launches to GPU slices so far: the last id */
     char pid_text[40]; /* `,"pid":P,"tid":` */
     size_t pid_len;
     /* Quoted memcpy labels by direction, host memory and async ("" until

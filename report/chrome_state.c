@@ -168,21 +168,6 @@ void gt_tl_range_forget(gt_timeline *tl, tl_range *r)
     tl->nranges--;
 }
 
-/* "name" of the program: the first word of the command, without its directory. */
-static void process_name(const gt_process_info *p, int pid, char *buf, size_t cap)
-{
-    const char *cmd = p && p->command ? p->command : "";
-    size_t len = strcspn(cmd, " ");
-    const char *base = cmd;
-    for (size_t i = 0; i < len; i++)
-        if (cmd[i] == '/') base = cmd + i + 1;
-    size_t n = (size_t)(cmd + len - base);
-    if (n == 0)
-        snprintf(buf, cap, "pid %d", pid);
-    else
-        snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), base);
-}
-
 static void metadata_text(gt_timeline *tl, const char *what, uint32_t tid, const char *text)
 {
     size_t len = 0;
@@ -191,25 +176,10 @@ static void metadata_text(gt_timeline *tl, const char *what, uint32_t tid, const
     free(quoted);
 }
 
-static void track_name(const tl_track *t, char *buf, size_t cap)
-{
-    char dev[16];
-    if (t->device == GT_NO_DEVICE)
-        snprintf(dev, sizeof dev, "?");
-    else
-        snprintf(dev, sizeof dev, "%u", (unsigned)t->device);
-    if (t->stream == 0)
-        snprintf(buf, cap, "GPU %s default stream", dev);
-    else if (t->stream == 2) /* CU_STREAM_PER_THREAD */
-        snprintf(buf, cap, "GPU %s per-thread default stream", dev);
-    else
-        snprintf(buf, cap, "GPU %s stream 0x%llx", dev, (unsigned long long)t->stream);
-}
-
 void gt_tl_write_metadata(gt_timeline *tl, const gt_process_info *p)
 {
     char name[256];
-    process_name(p, tl->pid, name, sizeof name);
+    gt_timeline_process_name(p, tl->pid, name, sizeof name);
     metadata_text(tl, "process_name", (uint32_t)tl->pid, name);
     for (uint32_t i = 0; i < tl->nthreads; i++) {
         size_t len;
@@ -217,7 +187,7 @@ void gt_tl_write_metadata(gt_timeline *tl, const gt_process_info *p)
         gt_tl_metadata(tl, "thread_name", tl->threads[i].tid, "name", quoted, len, 0);
     }
     for (uint32_t i = 0; i < tl->ntracks; i++) {
-        track_name(&tl->tracks[i], name, sizeof name);
+        gt_timeline_track_name(tl->tracks[i].device, tl->tracks[i].stream, name, sizeof name);
         metadata_text(tl, "thread_name", GT_TIMELINE_GPU_TID_BASE + i, name);
         /* GPU tracks after the host threads, in the order they appeared */
         gt_tl_metadata(tl, "thread_sort_index", GT_TIMELINE_GPU_TID_BASE + i, "sort_index", NULL, 0,

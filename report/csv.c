@@ -6,7 +6,8 @@
  * transfers, compile and module rows, gbps outside transfers. The memory category
  * has two records per device: "GPU N" (calls = allocations, bytes =
  * peak) and "GPU N leaked" (calls and bytes still allocated at exit);
- * pinned host memory is "host pinned". */
+ * pinned host memory is "host pinned". NVTX marks follow the NVTX rows as
+ * category "nvtx_mark" (see write_marks). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +105,33 @@ static void write_memory(FILE *out, const gt_memory *m)
     }
 }
 
+/* A mark is an instant: its row has the count, and the first and the
+ * last mark's times since the process start as min_ns and max_ns. */
+static int write_marks(FILE *out, const gt_report *r, const gt_process_info *p)
+{
+    uint64_t start = p ? p->start_ns : 0;
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&r->marks, &n);
+    int rc = !marks && r->marks.n ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        char *label = gt_nvtx_label(r, marks[i]->domain, marks[i]->name);
+        if (!label) {
+            rc = -1;
+            continue;
+        }
+        fputs("nvtx_mark,", out);
+        gt_csv_write_name(out, label);
+        fprintf(out, ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,,,,\r\n", marks[i]->count,
+                marks[i]->first > start ? marks[i]->first - start : 0,
+                marks[i]->last > start ? marks[i]->last - start : 0);
+        free(label);
+    }
+    free(marks);
+    return rc;
+}
+
 int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out)
 {
-    (void)p;
     int rc = 0;
     fputs(CSV_HEADER, out);
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
@@ -115,6 +140,7 @@ int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out)
             write_memory(out, &r->memory);
         else if (write_table(out, r, c) != 0)
             rc = -1;
+        if (c == GT_CAT_NVTX && write_marks(out, r, p) != 0) rc = -1;
     }
     return ferror(out) ? -1 : rc;
 }

@@ -34,7 +34,7 @@ enum gt_event_kind {
     GT_EV_MEMCPY,     /* u.copy, bytes; GPU times when timed */
     GT_EV_MEMSET,     /* bytes; GPU times when timed */
     GT_EV_ALLOC,      /* u.mem, bytes */
-    GT_EV_FREE,       /* u.mem (bytes unknown to the hook: 0) */
+    GT_EV_FREE,       /* u.mem (bytes unknown to the hook: 0; u.mem.ctx unused) */
     GT_EV_COMPILE,    /* name = program name, u.compile, bytes = input size */
     GT_EV_MODULE,     /* u.module, bytes = image size */
     GT_EV_SYNC,       /* host blocked from host_start to host_end */
@@ -44,6 +44,9 @@ enum gt_event_kind {
     GT_EV_NVTX_END,
     GT_EV_NVTX_MARK,
     GT_EV_THREAD_NAME, /* name = the thread's name, tid = the thread */
+    /* A context destroyed, or a primary context reset or released for the
+     * last time (u.mem.ctx): memory still allocated in it goes with it. */
+    GT_EV_CTX_END,
     GT_EV_KIND_COUNT
 };
 
@@ -83,6 +86,18 @@ enum gt_mem_kind {
 /* Module image kinds (SPEC §4). */
 enum gt_image_kind { GT_IMAGE_UNKNOWN, GT_IMAGE_PTX, GT_IMAGE_CUBIN, GT_IMAGE_FATBIN, GT_IMAGE_COUNT };
 
+/* Where the PTX that a `ptx` module load compiles came from: what decides
+ * how to ship machine code instead (the ptx-jit advice). */
+enum gt_ptx_source {
+    GT_PTX_FROM_MEMORY, /* an image in memory the shim did not see being made */
+    GT_PTX_FROM_NVRTC,  /* nvrtcGetPTX in this process */
+    GT_PTX_FROM_NVVM,   /* nvvmGetCompiledResult in this process (Numba's compiler) */
+    GT_PTX_FROM_LINK,   /* a driver link (cuLink*) of PTX, as Numba links its kernels */
+    GT_PTX_FROM_FILE,   /* a PTX file */
+    GT_PTX_FROM_FATBIN, /* a fat binary with no machine code for the device */
+    GT_PTX_SOURCE_COUNT
+};
+
 #define GT_NO_DEVICE 0xffffu
 
 /* 128 bytes, two cache lines. Times are CLOCK_MONOTONIC nanoseconds by the
@@ -120,14 +135,20 @@ typedef struct gt_event {
         } copy;
         struct {
             uint64_t addr;
+            /* The context an allocation belongs to (VMM memory: none, 0),
+             * the one a GT_EV_CTX_END ends; a handle's value, as an id. */
+            uint64_t ctx;
             uint8_t mem_kind; /* enum gt_mem_kind */
         } mem;
         struct {
             uint32_t inputs;  /* modules/inputs given to the compiler or linker */
             uint32_t options; /* option count */
+            uint32_t first;   /* 1: the first record of its program or link */
         } compile;
         struct {
             uint8_t image_kind; /* enum gt_image_kind */
+            uint8_t ptx_source; /* enum gt_ptx_source, for a `ptx` image */
+            uint8_t device_sm;  /* major * 10 + minor of the device, 0 unknown */
         } module;
         struct {
             uint64_t range_id; /* start/end pairing; 0 for push/pop */

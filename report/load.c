@@ -154,7 +154,7 @@ static bool load_config(gt_loader *ld, const cJSON *doc)
 static bool keep_total(gt_loader *ld, const cJSON *m)
 {
     static const char *const known[] = {"events",        "dropped",       "gpu_busy_ns",
-                                        "gpu_intervals", "nvtx_outer_ns", "nvtx_mark_calls"};
+                                        "gpu_intervals", "nvtx_mark_calls"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;
     uint64_t v;
@@ -181,7 +181,6 @@ static bool load_totals(gt_loader *ld, const cJSON *doc)
         !gt_load_u64(ld, t, "dropped", &h, &r->dropped) ||
         !gt_load_u64(ld, t, "gpu_busy_ns", &h, &busy) ||
         !gt_load_u64_or(ld, t, "gpu_intervals", &h, 0, &r->busy.intervals) ||
-        !gt_load_u64_or(ld, t, "nvtx_outer_ns", &h, 0, &r->nvtx.outer_ns) ||
         !gt_load_u64_or(ld, t, "nvtx_mark_calls", &h, 0, &r->nvtx.counts.marks))
         return false;
     /* Busy time as a total already retired: no interval is kept. */

@@ -141,9 +141,10 @@ static void fold_first(const gt_memory *m, gt_mem_device *d, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         d->folded_bytes += d->deltas[i].bytes;
         if (d->folded_bytes > d->folded_peak) d->folded_peak = d->folded_bytes;
-        if (m->sink.changed)
-            m->sink.changed(m->sink.ctx, d->device, d->deltas[i].time,
-                            d->folded_bytes > 0 ? (uint64_t)d->folded_bytes : 0);
+        uint64_t in_use = d->folded_bytes > 0 ? (uint64_t)d->folded_bytes : 0;
+        for (unsigned s = 0; s < GT_MEM_SINKS; s++)
+            if (m->sinks[s].changed)
+                m->sinks[s].changed(m->sinks[s].ctx, d->device, d->deltas[i].time, in_use);
     }
     if (n) d->folded_time = d->deltas[n - 1].time;
     d->ndeltas -= n;
@@ -187,17 +188,33 @@ void gt_memory_finish(gt_memory *m)
     }
 }
 
-void gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx)
+int gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx)
 {
-    m->sink = (gt_mem_sink){changed, changed ? ctx : NULL};
+    gt_mem_sink *slot = NULL;
+    for (unsigned s = 0; s < GT_MEM_SINKS; s++) {
+        if (m->sinks[s].changed && m->sinks[s].ctx == ctx) {
+            slot = &m->sinks[s];
+            break;
+        }
+        if (!slot && !m->sinks[s].changed) slot = &m->sinks[s];
+    }
+    if (!slot) return changed ? -1 : 0;
+    *slot = changed ? (gt_mem_sink){changed, ctx} : (gt_mem_sink){NULL, NULL};
+    return 0;
+}
+
+/* An allocation ends: no longer live, its bytes no longer in use. */
+static void end_allocation(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time)
+{
+    d->live_allocs--;
+    d->current_bytes -= bytes;
+    note_delta(m, d, time, -(int64_t)bytes);
 }
 
 static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time)
 {
     d->frees++;
-    d->live_allocs--;
-    d->current_bytes -= bytes;
-    note_delta(m, d, time, -(int64_t)bytes);
+    end_allocation(m, d, bytes, time);
 }
 
 static void add_alloc(gt_memory *m, const gt_event *ev)
@@ -217,6 +234,7 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
         gt_mem_block blk = {.addr = ev->u.mem.addr,
                             .time = ev->host_start,
                             .bytes = ev->bytes,
+                            .ctx = space == SPACE_VMM_HANDLE ? 0 : ev->u.mem.ctx,
                             .device = d->device,
                             .space = space,
                             .kind = ev->u.mem.mem_kind};
@@ -255,8 +273,31 @@ static void add_free(gt_memory *m, const gt_event *ev)
         d->unknown_frees++;
 }
 
+/* The live allocations of the context, made before its end, go with it.
+ * Rare (a few per process): a walk over every live block. */
+static void end_context(gt_memory *m, const gt_event *ev)
+{
+    uint64_t ctx = ev->u.mem.ctx;
+    if (!ctx) return;
+    for (uint32_t b = 0; b < m->live.nblocks; b++) {
+        gt_mem_block *blk = &m->live.blocks[b];
+        if (blk->next == UINT32_MAX || blk->ctx != ctx || blk->time > ev->host_start) continue;
+        gt_mem_device *d = gt_memory_device_row(m, blk->device);
+        if (d) {
+            d->ctx_released_allocs++;
+            d->ctx_released_bytes += blk->bytes;
+            end_allocation(m, d, blk->bytes, ev->host_start);
+        }
+        map_remove(&m->live, blk);
+    }
+}
+
 void gt_memory_add(gt_memory *m, const gt_event *ev)
 {
+    if (ev->kind == GT_EV_CTX_END) {
+        end_context(m, ev);
+        return;
+    }
     if (ev->u.mem.addr == 0) return; /* freeing NULL does nothing */
     if (ev->kind == GT_EV_ALLOC)
         add_alloc(m, ev);

@@ -1,5 +1,6 @@
 /* The `memory` category: allocations and frees per device, current and
- * peak bytes, what is still allocated at exit.
+ * peak bytes, how allocations ended (freed, released with their context,
+ * still held at exit).
  *
  * Records of different threads can reach the report out of order: a free
  * can arrive before the allocation it releases, an address can be reused
@@ -18,9 +19,14 @@
  * arrival order. The changes kept are bounded (GT_MEM_DELTAS_MAX per
  * device): past that, the older half is replayed and folded away, and a
  * change that arrives later than its moment was folded counts at the
- * folded moment. A sink, when set, is told of every change as it is
+ * folded moment. Sinks, when set, are told of every change as it is
  * replayed, in time order with the bytes in use after it: that is the
- * trace's memory counter. */
+ * traces' memory counter (one sink per trace).
+ *
+ * How memory ended: freed by the program (a free, whenever it came);
+ * released with its context (still allocated when a GT_EV_CTX_END record
+ * ended the context it was allocated in: the driver freed it); or still
+ * held when the process ended (live at the report: leaked). */
 #ifndef GT_MEMORY_H
 #define GT_MEMORY_H
 
@@ -33,6 +39,7 @@
 #define GT_MEM_DELTAS_MAX (1u << 20)
 #define GT_MEM_HOST_DEVICE (-1) /* the row of pinned host memory and device-less records */
 #define GT_MEM_LEAKS_LISTED 5u  /* largest leaks per device in the verbose summary and the JSON */
+#define GT_MEM_SINKS 2u         /* one per streamed trace format */
 
 /* A change of a device's bytes in use, at a time. */
 typedef struct gt_mem_delta {
@@ -54,7 +61,9 @@ typedef struct gt_mem_device {
     uint64_t frees;
     uint64_t current_bytes;
     uint64_t peak_bytes;
-    uint64_t live_allocs;   /* still allocated: leaked when the report is written */
+    uint64_t live_allocs;         /* still allocated: still held (leaked) at the end */
+    uint64_t ctx_released_allocs; /* released with their context, never freed */
+    uint64_t ctx_released_bytes;
     uint64_t unknown_frees; /* frees past the pending cap */
     uint64_t pending_frees; /* frees waiting for their allocation: unknown at the end */
     /* The changes not yet folded, in arrival order, and the fold: bytes in
@@ -72,6 +81,7 @@ typedef struct gt_mem_block {
     uint64_t addr;
     uint64_t time; /* host_start of the allocation or free */
     uint64_t bytes;
+    uint64_t ctx; /* the allocation's context; 0: none (VMM), never released with one */
     int32_t device;
     uint32_t next; /* chain in the bucket, block number + 1 */
     uint8_t space; /* address space: device pointers, host pointers, VMM handles */
@@ -93,7 +103,7 @@ typedef struct gt_memory {
     uint32_t ndevices;
     gt_block_map live;
     gt_block_map pending;
-    gt_mem_sink sink;
+    gt_mem_sink sinks[GT_MEM_SINKS];
 } gt_memory;
 
 /* A leak for the verbose listing. */
@@ -108,7 +118,8 @@ typedef struct gt_mem_leak {
  * for pinned host memory and records without a device. */
 int32_t gt_memory_device_of(const gt_event *ev);
 
-/* GT_EV_ALLOC and GT_EV_FREE records that succeeded. */
+/* GT_EV_ALLOC, GT_EV_FREE and GT_EV_CTX_END records that succeeded. A
+ * context's end releases the live allocations made in it before it. */
 void gt_memory_add(gt_memory *m, const gt_event *ev);
 void gt_memory_free(gt_memory *m);
 
@@ -117,8 +128,9 @@ void gt_memory_free(gt_memory *m);
  * more records. */
 void gt_memory_finish(gt_memory *m);
 
-/* Sets (or, with changed NULL, removes) the sink of changes in use. */
-void gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx);
+/* Sets the sink of ctx (replacing ctx's own), or with changed NULL
+ * removes it. 0, or -1 when GT_MEM_SINKS other sinks are set. */
+int gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx);
 
 /* Frees of unknown addresses on a device row so far. */
 uint64_t gt_memory_unknown_frees(const gt_mem_device *d);

@@ -449,7 +449,6 @@ static bool merge_totals(merge_ctx *m, const gt_report *in)
     out->busy.retired_ns += gt_gpu_busy_ns(&in->busy);
     out->busy.intervals += in->busy.intervals;
     out->busy.clipped_ns += in->busy.clipped_ns;
-    out->nvtx.outer_ns += in->nvtx.outer_ns;
     gt_nvtx_counts *o = &out->nvtx.counts;
     const gt_nvtx_counts *c = &in->nvtx.counts;
     o->marks += c->marks;

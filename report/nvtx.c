@@ -91,16 +91,6 @@ static bool thread_idle(const gt_nvtx_thread *t)
     return true;
 }
 
-/* A range opening now on t is an outermost one unless this says true.
- * (Start/end ranges ended but not yet settled are closed.) */
-static bool thread_has_open_range(const gt_nvtx_thread *t)
-{
-    if (t->nranges > t->ended) return true;
-    for (uint32_t s = 0; s < t->nstacks; s++)
-        if (t->stacks[s].depth || t->stacks[s].overflow) return true;
-    return false;
-}
-
 static void forget_if_idle(gt_nvtx *n, gt_nvtx_thread *t)
 {
     if (n->nthreads <= IDLE_THREADS_KEPT || !thread_idle(t)) return;
@@ -151,20 +141,16 @@ static void push(gt_nvtx *n, gt_table *table, const gt_event *ev)
         n->counts.untracked++;
         return;
     }
-    bool outer = !thread_has_open_range(t);
-    s->frames[s->depth++] = (gt_nvtx_frame){.row = row, .outer = outer, .start = ev->host_start};
+    s->frames[s->depth++] = (gt_nvtx_frame){.row = row, .start = ev->host_start};
+    gt_nvtx_cover_open(n, t->tid, row, ev->host_start);
 }
 
-static uint64_t span(uint64_t start, uint64_t end)
-{
-    return end > start ? end - start : 0;
-}
-
-static void close_frame(gt_nvtx *n, gt_nvtx_stack *s, gt_table *table, uint64_t end)
+static void close_frame(gt_nvtx *n, gt_nvtx_thread *t, gt_nvtx_stack *s, gt_table *table,
+                        uint64_t end)
 {
     gt_nvtx_frame *f = &s->frames[--s->depth];
     settle(table, f->row, f->start, end, &f->work);
-    if (f->outer) n->outer_ns += span(f->start, end);
+    gt_nvtx_cover_close(n, table, t->tid, f->row, end);
     if (s->depth) work_merge(&s->frames[s->depth - 1].work, &f->work);
 }
 
@@ -180,7 +166,7 @@ static void pop(gt_nvtx *n, gt_table *table, const gt_event *ev)
         n->counts.unbalanced_pops++;
         return;
     }
-    close_frame(n, s, table, ev->host_start);
+    close_frame(n, t, s, table, ev->host_start);
     forget_if_idle(n, t);
 }
 
@@ -190,7 +176,7 @@ static void settle_range(gt_nvtx *n, gt_table *table, gt_nvtx_thread *t, uint32_
     uint32_t slot = t->ranges[i];
     gt_nvtx_range *r = &n->ranges[slot];
     settle(table, r->row, r->start, r->end, &r->work);
-    if (r->outer) n->outer_ns += span(r->start, r->end);
+    gt_nvtx_cover_close(n, table, t->tid, r->row, r->end);
     gt_idmap_remove(&n->range_index, r->id);
     r->next_free = n->free_slot;
     n->free_slot = slot + 1;
@@ -247,8 +233,8 @@ static void start_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
     n->ranges[slot] = (gt_nvtx_range){.id = id,
                                       .tid = ev->tid,
                                       .row = row,
-                                      .start = ev->host_start,
-                                      .outer = !thread_has_open_range(t)};
+                                      .start = ev->host_start};
+    gt_nvtx_cover_open(n, t->tid, row, ev->host_start);
     n->open_ranges++;
     t->ranges[t->nranges++] = (uint32_t)slot;
     uint32_t p;
@@ -356,7 +342,7 @@ void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
             n->counts.open_at_exit += s->overflow;
             s->overflow = 0;
             while (s->depth) {
-                close_frame(n, s, table, end_ns);
+                close_frame(n, t, s, table, end_ns);
                 n->counts.open_at_exit++;
             }
         }
@@ -373,10 +359,10 @@ void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
     }
     n->counts.unmatched_ends += n->npending;
     gt_nvtx_counts counts = n->counts;
-    uint64_t outer_ns = n->outer_ns;
+    uint64_t open_ns = n->open_ns;
     gt_nvtx_free(n);
     n->counts = counts;
-    n->outer_ns = outer_ns;
+    n->open_ns = open_ns;
 }
 
 void gt_nvtx_free(gt_nvtx *n)
@@ -389,5 +375,6 @@ void gt_nvtx_free(gt_nvtx *n)
     gt_idmap_free(&n->thread_index);
     gt_idmap_free(&n->range_index);
     gt_idmap_free(&n->pending_index);
+    gt_nvtx_cover_free(n);
     memset(n, 0, sizeof(*n));
 }

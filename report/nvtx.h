@@ -10,10 +10,13 @@
  * the starting thread's GPU work that began before the end, and are
  * settled once that thread's records pass the end time (or at the end).
  *
- * Ranges nest, so the rows' times overlap: a total over rows would count
- * a nested range's time once per enclosing range. outer_ns is the wall
- * time of the outermost ranges only: those opened (pushed or started)
- * while their thread had no other range open, in any domain. */
+ * Ranges nest and overlap, so the rows' times do too: a total over rows
+ * would count a nested range's time once per enclosing range, and a row's
+ * own total counts a recursive range twice. So the time ranges were open
+ * is also kept with overlaps counted once (nvtx_cover.c): open_ns, the
+ * time each thread had any range open, summed over threads, and each
+ * row's open_ns, the time each thread had a range of that row open; the
+ * row's share of the whole never passes 100%. */
 #ifndef GT_NVTX_H
 #define GT_NVTX_H
 
@@ -38,7 +41,6 @@ typedef struct gt_nvtx_work {
 
 typedef struct gt_nvtx_frame {
     int32_t row;
-    bool outer; /* opened while its thread had no other range open */
     uint64_t start;
     gt_nvtx_work work;
 } gt_nvtx_frame;
@@ -58,7 +60,6 @@ typedef struct gt_nvtx_range {
     uint64_t start;
     uint64_t end;
     bool ended;
-    bool outer; /* started while its thread had no other range open */
     gt_nvtx_work work;
     uint32_t next_free; /* while the slot is free: the next free slot + 1 */
 } gt_nvtx_range;
@@ -78,6 +79,14 @@ typedef struct gt_nvtx_pending_end {
     uint64_t id;
     uint64_t time;
 } gt_nvtx_pending_end;
+
+/* Ranges open under one key (a thread, or a thread and a row). */
+typedef struct gt_nvtx_cover {
+    uint32_t open;      /* ranges open now */
+    uint32_t next_free; /* while the slot is free: the next free slot + 1 */
+    uint64_t since;     /* when the first of them opened */
+    uint64_t until;     /* the latest close so far */
+} gt_nvtx_cover;
 
 /* Anomalies, reported beside the table. */
 typedef struct gt_nvtx_counts {
@@ -107,8 +116,14 @@ typedef struct gt_nvtx {
     uint32_t pending_capacity;
     gt_idmap pending_index; /* range id -> pending[] */
 
+    gt_nvtx_cover *covers;
+    uint32_t ncovers;
+    uint32_t covers_capacity;
+    uint32_t free_cover;  /* a free slot + 1, 0 none */
+    gt_idmap cover_index; /* tid << 32 | row (UINT32_MAX: the thread) -> covers[] */
+
     gt_nvtx_counts counts;
-    uint64_t outer_ns; /* wall time of the outermost ranges settled so far */
+    uint64_t open_ns; /* time threads had a range open, summed over threads */
 } gt_nvtx;
 
 /* An NVTX record (push, pop, start, end, mark) into the rows of `table`. */
@@ -124,5 +139,12 @@ void gt_nvtx_gpu_work(gt_nvtx *n, uint32_t tid, uint64_t host_start, uint64_t st
 /* Closes everything still open at end_ns and settles what is waiting. */
 void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns);
 void gt_nvtx_free(gt_nvtx *n);
+
+/* nvtx_cover.c: a range of `row` opens or closes on thread tid at t (the
+ * starting thread, for a start/end range). A close adds to the row's
+ * open_ns and to n->open_ns what became covered. */
+void gt_nvtx_cover_open(gt_nvtx *n, uint32_t tid, int32_t row, uint64_t t);
+void gt_nvtx_cover_close(gt_nvtx *n, gt_table *table, uint32_t tid, int32_t row, uint64_t t);
+void gt_nvtx_cover_free(gt_nvtx *n);
 
 #endif

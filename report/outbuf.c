@@ -12,7 +12,8 @@ int gt_outbuf_init(gt_outbuf *b, int fd, size_t cap)
     memset(b, 0, sizeof(*b));
     b->fd = fd;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) b->behind = UINT64_MAX;
+    if (fstat(fd, &st) == 0) b->file = gt_fd_identity_of_stat(&st);
+    if (!b->file.known || !S_ISREG(st.st_mode)) b->behind = UINT64_MAX;
     b->buf = malloc(cap);
     if (!b->buf) return -1;
     b->cap = cap;
@@ -26,8 +27,11 @@ void gt_outbuf_free(gt_outbuf *b)
     b->len = b->cap = 0;
 }
 
+/* One batch of writes: the descriptor is checked once before it (one
+ * fstat per buffer full). */
 static void write_all(gt_outbuf *b, const char *p, size_t n)
 {
+    if (n && !b->error && !gt_fd_is(b->fd, &b->file)) b->error = EBADF;
     while (n && !b->error) {
         ssize_t w = write(b->fd, p, n);
         if (w < 0 && errno == EINTR) continue;
@@ -47,7 +51,8 @@ static void write_all(gt_outbuf *b, const char *p, size_t n)
 static void write_behind(gt_outbuf *b)
 {
     const uint64_t w = GT_OUTBUF_BEHIND_WINDOW;
-    if (b->behind == UINT64_MAX || b->written < GT_OUTBUF_BEHIND_START) return;
+    /* After an error the descriptor may be another file's. */
+    if (b->error || b->behind == UINT64_MAX || b->written < GT_OUTBUF_BEHIND_START) return;
     if (b->behind == 0) b->behind = b->written / w * w; /* the first windows stay cached */
     int saved = errno;
     for (; b->written - b->behind >= w; b->behind += w) {

@@ -3,7 +3,10 @@
  * buffer full, no stdio (so that a forked child that abandons it never
  * flushes the parent's data a second time), and number formatting that
  * costs a few nanoseconds. The first write error is kept and stops
- * every later write.
+ * every later write. Before each batch of writes the descriptor is
+ * checked to be still the file it was at init (fd_guard.h): when the
+ * program has closed it, or put a file of its own on its number, nothing
+ * more is written (the error is then EBADF).
  *
  * Write-behind: past GT_OUTBUF_BEHIND_START bytes of a regular file, each
  * GT_OUTBUF_BEHIND_WINDOW written is handed to writeback at once, and the
@@ -23,6 +26,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fd_guard.h"
+
 #define GT_OUTBUF_BEHIND_START (64u << 20)
 #define GT_OUTBUF_BEHIND_WINDOW (16u << 20)
 
@@ -31,9 +36,10 @@ typedef struct gt_outbuf {
     char *buf;
     size_t len;
     size_t cap;
-    uint64_t written; /* bytes handed to the file so far */
-    uint64_t behind;  /* bytes handed to writeback so far; UINT64_MAX: not a regular file */
-    int error;        /* errno of the first failure, 0 while none */
+    uint64_t written;    /* bytes handed to the file so far */
+    uint64_t behind;     /* bytes handed to writeback so far; UINT64_MAX: not a regular file */
+    int error;           /* errno of the first failure, 0 while none */
+    gt_fd_identity file; /* what fd was at init */
 } gt_outbuf;
 
 /* 0, or -1 when the buffer cannot be allocated. The fd stays the caller's. */

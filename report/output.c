@@ -9,9 +9,10 @@
 
 #define MAX_VAR_NAME 255u
 
-static const char *const format_names[GT_OUTPUT_FORMAT_COUNT] = {"text", "json", "csv", "chrome"};
+static const char *const format_names[GT_OUTPUT_FORMAT_COUNT] = {"text", "json", "csv", "chrome",
+                                                                 "perfetto"};
 static const char *const extensions[GT_OUTPUT_FORMAT_COUNT] = {".txt", ".json", ".csv",
-                                                               ".trace.json"};
+                                                               ".trace.json", ".pftrace"};
 
 const char *gt_output_format_name(enum gt_output_format f)
 {
@@ -112,6 +113,25 @@ int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*
             p = pct + 1;
         }
     }
+    return builder_result(&b);
+}
+
+bool gt_output_relative(const char *tmpl, int pid, const char *host,
+                        const char *(*get)(const char *))
+{
+    char probe[PATH_MAX];
+    /* A template too long to expand is refused when the files are named. */
+    return gt_output_expand(tmpl, pid, host, get, probe, sizeof probe) == 0 && probe[0] != '/';
+}
+
+int gt_output_anchor(const char *tmpl, const char *dir, char *out, size_t cap)
+{
+    path_builder b;
+    builder_init(&b, out, cap);
+    for (const char *p = dir; *p; p++)
+        append(&b, *p == '%' ? "%%" : p, *p == '%' ? 2 : 1);
+    if (!dir[0] || dir[strlen(dir) - 1] != '/') append(&b, "/", 1);
+    append_str(&b, tmpl);
     return builder_result(&b);
 }
 

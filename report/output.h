@@ -4,6 +4,7 @@
 #ifndef GT_OUTPUT_H
 #define GT_OUTPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -12,12 +13,13 @@ enum gt_output_format {
     GT_OUTPUT_JSON,
     GT_OUTPUT_CSV,
     GT_OUTPUT_CHROME,
+    GT_OUTPUT_PERFETTO,
     GT_OUTPUT_FORMAT_COUNT
 };
 
-/* "text", "json", "csv", "chrome" (the GPUTRACE_FORMAT words). */
+/* "text", "json", "csv", "chrome", "perfetto" (the GPUTRACE_FORMAT words). */
 const char *gt_output_format_name(enum gt_output_format f);
-/* ".txt", ".json", ".csv", ".trace.json". */
+/* ".txt", ".json", ".csv", ".trace.json", ".pftrace". */
 const char *gt_output_extension(enum gt_output_format f);
 
 /* Expands a path template into out: %p the pid, %h the host name, %q{VAR}
@@ -28,6 +30,17 @@ const char *gt_output_extension(enum gt_output_format f);
  * is never truncated). */
 int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
                      char *out, size_t cap);
+
+/* Whether the template expands (as gt_output_expand does) to a relative
+ * path; false too when it does not fit in PATH_MAX. */
+bool gt_output_relative(const char *tmpl, int pid, const char *host,
+                        const char *(*get)(const char *));
+
+/* out = the template made absolute against the directory dir (absolute
+ * itself): dir with each % doubled (so that it stays itself through the
+ * expansion), a slash, then tmpl. 0, or -1 when it does not fit in cap or
+ * PATH_MAX (out is then empty). */
+int gt_output_anchor(const char *tmpl, const char *dir, char *out, size_t cap);
 
 /* out = base + the format's extension; 0, or -1 when too long for cap or
  * PATH_MAX (out is then empty). */

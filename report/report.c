@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "aggregate.h"
@@ -24,6 +25,7 @@ void gt_report_destroy(gt_report *r)
         gt_table_free(&r->tables[c]);
     gt_memory_free(&r->memory);
     gt_nvtx_free(&r->nvtx);
+    gt_nvtx_marks_free(&r->marks);
     gt_gpu_busy_free(&r->busy);
     gt_loaded_free(r->loaded);
     free(r);
@@ -39,9 +41,17 @@ void gt_report_set_options(gt_report *r, const gt_report_options *opt)
     r->opt = *opt;
 }
 
-void gt_report_add_dropped(gt_report *r, uint64_t n)
+void gt_report_set_counts(gt_report *r, const gt_report_counts *c)
 {
-    r->dropped += n;
+    r->dropped = c->dropped;
+    r->late = c->late;
+    r->late_gpu_work = c->late_gpu_work;
+    r->gpu_pending = c->gpu_pending;
+}
+
+void gt_report_set_gpu_timing_off(gt_report *r, const char *reason)
+{
+    snprintf(r->gpu_timing_off, sizeof r->gpu_timing_off, "%s", reason ? reason : "");
 }
 
 uint64_t gt_report_event_count(const gt_report *r)

@@ -42,10 +42,34 @@ void gt_report_destroy(gt_report *r);
  * categories. Records of one thread must come in that thread's order. */
 void gt_report_add(gt_report *r, const gt_event *ev);
 
-/* Events the shim could not store (SPEC §10: never lost silently). */
-void gt_report_add_dropped(gt_report *r, uint64_t n);
+/* What the recorder counted beside the tables (SPEC §10, §11: nothing is
+ * lost silently): records that could not be stored (before the cut),
+ * records made after the report's cut (`late`; of them, kernel launches,
+ * copies and memsets: `late_gpu_work`), and GPU work reported without GPU
+ * time because it was still pending when the report stopped waiting for
+ * it. Each report made sets them anew. */
+typedef struct gt_report_counts {
+    uint64_t dropped;
+    uint64_t late;
+    uint64_t late_gpu_work;
+    uint64_t gpu_pending;
+} gt_report_counts;
+void gt_report_set_counts(gt_report *r, const gt_report_counts *c);
+
+/* A record made after the report's cut, when the tables are final: the
+ * tables skip it, except the memory category, which follows every
+ * allocation to its end (freed at any time, released with its context, or
+ * still held when the process ends). It counts in `late` (set with
+ * gt_report_set_counts), not in events. */
+void gt_report_add_after_cut(gt_report *r, const gt_event *ev);
 
 uint64_t gt_report_event_count(const gt_report *r);
+
+/* GPU timing was configured on but could not work (reason: a short
+ * phrase, "the driver has no cuEventQuery"; copied, cut at 255 bytes).
+ * The header says so, the JSON config gives the reason, the GPU tables
+ * say their work was not timed. NULL or "" clears it. */
+void gt_report_set_gpu_timing_off(gt_report *r, const char *reason);
 
 /* Call once after the last add and before the writers: closes the NVTX
  * ranges still open at end_ns (the process end time; counted as open at
@@ -82,8 +106,9 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
 /* The summary at the report's verbosity. */
 int gt_report_write_summary(const gt_report *r, const gt_process_info *p, FILE *out);
 
-/* SPEC §7 CSV (see csv.c for the fields of each category); p is unused
- * (the writers share one signature). Returns 0 or -1 as the JSON writer. */
+/* SPEC §7 CSV (see csv.c for the fields of each category); p gives the
+ * process start the NVTX marks' times count from (NULL: 0). Returns 0 or
+ * -1 as the JSON writer. */
 int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out);
 
 #endif

@@ -2,19 +2,24 @@
  * order, then a few more after them where a table knows more (memset
  * "async" first, as it is that table's key; "timed" on kernel, memcpy and
  * memset rows: the calls that have a time, so that the statistics' count
- * is known; "graph" on kernel rows: true on the row of graph launches).
- * Rows in report order: total time descending, ties by key.
+ * is known; "graph" on kernel rows: true on the row of graph launches;
+ * totals "late_events" (SPEC §11) and "gpu_pending_at_exit"; memory
+ * devices "leaked_bytes", "unknown_frees" and how memory not freed ended:
+ * "context_released_allocs"/"_bytes" went with their context, "leaked_*"
+ * was still held when the process ended). Rows in report order: total
+ * time descending, ties by key.
  *
  * Further keys let `gputrace report` render from the file exactly the
- * summary the shim printed: in totals, "gpu_intervals", "nvtx_outer_ns"
- * and "nvtx_mark_calls"; on memcpy and memset rows, "timed_bytes" (the
- * bytes of the timed calls: GB/s exactly); on NVTX rows, "parent" (the position in this
- * array of the range it was first seen in, -1 for none); on memory
+ * summary the shim printed: in totals, "gpu_intervals" and
+ * "nvtx_mark_calls"; on memcpy and memset rows, "timed_bytes" (the bytes
+ * of the timed calls: GB/s exactly); on NVTX rows, "parent" (the position
+ * in this array of the range it was first seen in, -1 for none); on memory
  * devices, "largest_leaks". A merged report (loaded.h) adds "spread" to
  * each row and a top-level "inputs". */
 #include <stdlib.h>
 
 #include "aggregate.h"
+#include "display_name.h"
 #include "json_writer.h"
 #include "loaded.h"
 
@@ -81,6 +86,8 @@ static void write_config(json_ctx *c)
         if (gt_report_enabled(c->r, cat)) gt_json_string(&c->w, gt_category_name(cat));
     gt_json_array_end(&c->w);
     gt_json_kv_string(&c->w, "gpu_timing", gt_gpu_timing_name(c->r->opt.gpu_timing));
+    if (c->r->gpu_timing_off[0])
+        gt_json_kv_string(&c->w, "gpu_timing_off_reason", c->r->gpu_timing_off);
     gt_json_object_end(&c->w);
 }
 
@@ -92,8 +99,10 @@ static void write_totals(json_ctx *c)
     gt_json_kv_uint(&c->w, "dropped", c->r->dropped);
     gt_json_kv_uint(&c->w, "gpu_busy_ns", gt_gpu_busy_ns(&c->r->busy));
     gt_json_kv_uint(&c->w, "gpu_intervals", c->r->busy.intervals);
-    gt_json_kv_uint(&c->w, "nvtx_outer_ns", c->r->nvtx.outer_ns);
     gt_json_kv_uint(&c->w, "nvtx_mark_calls", c->r->nvtx.counts.marks);
+    gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
+    gt_json_kv_uint(&c->w, "late_events", c->r->late);
+    gt_json_kv_uint(&c->w, "gpu_pending_at_exit", c->r->gpu_pending);
     const gt_loaded *l = c->r->loaded;
     for (uint32_t i = 0; l && i < l->ntotals; i++)
         gt_json_kv_uint(&c->w, l->totals[i].key, l->totals[i].value);
@@ -109,12 +118,17 @@ static void write_timed(json_ctx *c, const gt_row *row)
 static void kernel_row(json_ctx *c, const gt_row *row)
 {
     bool graph = row->key.f[1] != 0;
-    gt_json_kv_string(&c->w, "name", graph ? GT_GRAPH_LAUNCH_NAME : str(c, row->key.f[0]));
+    const char *name = graph ? GT_GRAPH_LAUNCH_NAME : str(c, row->key.f[0]);
+    gt_json_kv_string(&c->w, "name", name);
     gt_json_kv_uint(&c->w, "calls", row->calls);
     write_stats(c, "gpu_ns", &row->time);
     gt_json_kv_uint(&c->w, "api_ns_total", row->api_ns_total);
     write_timed(c, row);
     gt_json_kv_bool(&c->w, "graph", graph);
+    char *display = gt_display_name(name);
+    if (!display) c->incomplete = true;
+    gt_json_kv_string(&c->w, "display_name", display ? display : name);
+    free(display);
 }
 
 static void memcpy_row(json_ctx *c, const gt_row *row)
@@ -149,6 +163,9 @@ static void compile_row(json_ctx *c, const gt_row *row)
     gt_json_kv_bool(&c->w, "ok", row->key.f[2] != 0);
     write_stats(c, "wall_ns", &row->time);
     gt_json_kv_uint(&c->w, "bytes", row->bytes);
+    /* The programs (links) these calls were the first compile, verify or
+     * link of: over the rows, how many there were. */
+    gt_json_kv_uint(&c->w, "programs", row->firsts);
 }
 
 static void module_row(json_ctx *c, const gt_row *row)
@@ -176,6 +193,7 @@ static void nvtx_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "gpu_ns_total", row->gpu_ns_total);
     gt_json_kv_uint(&c->w, "gpu_span_ns_total", row->gpu_span_total);
     gt_json_kv_int(&c->w, "level", row->level);
+    gt_json_kv_uint(&c->w, "open_ns", row->open_ns);
     const gt_table *t = &c->r->tables[GT_CAT_NVTX];
     int32_t parent = row->parent;
     bool known = parent >= 0 && (uint32_t)parent < t->nrows && c->position;
@@ -284,6 +302,8 @@ static void write_memory(json_ctx *c)
         gt_json_kv_uint(&c->w, "leaked_allocs", d->live_allocs);
         gt_json_kv_uint(&c->w, "leaked_bytes", d->current_bytes);
         gt_json_kv_uint(&c->w, "unknown_frees", gt_memory_unknown_frees(d));
+        gt_json_kv_uint(&c->w, "context_released_allocs", d->ctx_released_allocs);
+        gt_json_kv_uint(&c->w, "context_released_bytes", d->ctx_released_bytes);
         write_leaks(c, d);
         gt_json_object_end(&c->w);
     }
@@ -305,6 +325,29 @@ static void write_advice(json_ctx *c, const gt_process_info *p)
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);
+}
+
+/* NVTX marks: "first_ns" and "last_ns" count from the process start. */
+static void write_marks(json_ctx *c, const gt_process_info *p)
+{
+    uint64_t start = p ? p->start_ns : 0;
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&c->r->marks, &n);
+    if (!marks && c->r->marks.n) c->incomplete = true;
+    gt_json_key(&c->w, "nvtx_marks");
+    gt_json_array_begin(&c->w, false);
+    for (size_t i = 0; i < n; i++) {
+        const gt_nvtx_mark *m = marks[i];
+        gt_json_object_begin(&c->w, true);
+        gt_json_kv_string(&c->w, "domain", str(c, m->domain));
+        gt_json_kv_string(&c->w, "name", str(c, m->name));
+        gt_json_kv_uint(&c->w, "count", m->count);
+        gt_json_kv_uint(&c->w, "first_ns", m->first > start ? m->first - start : 0);
+        gt_json_kv_uint(&c->w, "last_ns", m->last > start ? m->last - start : 0);
+        gt_json_object_end(&c->w);
+    }
+    gt_json_array_end(&c->w);
+    free(marks);
 }
 
 /* What the report could not take at face value. */
@@ -375,6 +418,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_table(&c, "nvtx", GT_CAT_NVTX, nvtx_row);
     write_table(&c, "api", GT_CAT_API, api_row);
     write_advice(&c, p);
+    write_marks(&c, p);
     write_anomalies(&c);
     write_loaded_extras(&c);
     gt_json_object_end(&c.w);

@@ -24,6 +24,13 @@ void gt_copy_label_format(char *buf, size_t cap, enum gt_copy_dir dir, enum gt_h
              async ? " async" : " sync");
 }
 
+char *gt_nvtx_label(const gt_report *r, uint32_t domain, uint32_t message)
+{
+    /* The default domain has no name. */
+    const char *m = gt_strtab_get(r->names, message);
+    return domain ? join(gt_strtab_get(r->names, domain), ":", m, "") : strdup(m);
+}
+
 char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row)
 {
     const uint32_t *k = row->key.f;
@@ -43,9 +50,7 @@ char *gt_row_label(const gt_report *r, enum gt_category c, const gt_row *row)
     case GT_CAT_MODULE:
         return join(s0, " ", gt_image_kind_name(k[1]), "");
     case GT_CAT_NVTX:
-        /* "domain:message"; the default domain has no name */
-        return k[0] ? join(s0, ":", gt_strtab_get(r->names, k[1]), "")
-                    : strdup(gt_strtab_get(r->names, k[1]));
+        return gt_nvtx_label(r, k[0], k[1]);
     case GT_CAT_SYNC:
     case GT_CAT_API:
         return strdup(s0);

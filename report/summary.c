@@ -22,15 +22,20 @@ static void write_header(const gt_summary *s)
 {
     char wall[GT_FORMAT_CAP], busy[GT_FORMAT_CAP], share[GT_FORMAT_CAP], rest[256];
     uint64_t wall_time = wall_ns(s->p), busy_ns = gt_gpu_busy_ns(&s->r->busy);
-    int n = snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
-                     gt_format_ns(wall_time, wall, sizeof wall),
-                     gt_format_ns(busy_ns, busy, sizeof busy));
-    if (wall_time && n > 0 && (size_t)n < sizeof rest)
+    bool timing_off = s->r->gpu_timing_off[0] != '\0';
+    int n = timing_off ? snprintf(rest, sizeof rest, " | wall %s | GPU timing off",
+                                  gt_format_ns(wall_time, wall, sizeof wall))
+                       : snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
+                                  gt_format_ns(wall_time, wall, sizeof wall),
+                                  gt_format_ns(busy_ns, busy, sizeof busy));
+    if (wall_time && !timing_off && n > 0 && (size_t)n < sizeof rest)
         n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s)",
                       gt_summary_percent(busy_ns, wall_time, share, sizeof share));
     if (n > 0 && (size_t)n < sizeof rest)
-        snprintf(rest + n, sizeof rest - (size_t)n, " | %" PRIu64 " events | %" PRIu64 " dropped",
-                 s->r->events, s->r->dropped);
+        n += snprintf(rest + n, sizeof rest - (size_t)n,
+                      " | %" PRIu64 " events | %" PRIu64 " dropped", s->r->events, s->r->dropped);
+    if (s->r->late && n > 0 && (size_t)n < sizeof rest)
+        snprintf(rest + n, sizeof rest - (size_t)n, " | %" PRIu64 " late", s->r->late);
     const char *prefix = "gputrace: ";
     char *command =
         gt_text_safe(s->p && s->p->command && s->p->command[0] ? s->p->command : "(unknown)");
@@ -40,11 +45,30 @@ static void write_header(const gt_summary *s)
     gt_text_put_shortened(s->out, command ? command : "", room > 20 ? room : 20);
     fprintf(s->out, "%s\n", rest);
     free(command);
+    if (timing_off) {
+        char *why = gt_text_safe(s->r->gpu_timing_off);
+        fprintf(s->out, "gputrace: GPU timing off: %s\n", why ? why : "");
+        free(why);
+    }
     if (s->r->dropped)
         fprintf(s->out,
                 "gputrace: warning: %" PRIu64 " events were dropped because the event buffers were "
                 "full: every table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n",
                 s->r->dropped);
+    /* Late events are usual (the CUDA runtime's own teardown makes some):
+     * worth a line only when GPU work is among them. */
+    if (s->r->late_gpu_work)
+        fprintf(s->out,
+                "gputrace: note: %" PRIu64 " kernel launches, copies and memsets came after the "
+                "report was cut (threads still at work as the process ended): they count as late, "
+                "not in the tables\n",
+                s->r->late_gpu_work);
+    if (s->r->gpu_pending)
+        fprintf(s->out,
+                "gputrace: note: %" PRIu64 " GPU operations were still pending when the report was "
+                "cut (running, or their times not read in the time an exit allows): they are "
+                "counted without GPU time\n",
+                s->r->gpu_pending);
 }
 
 /* A merged report: the reports it was made of, and what the spread
@@ -127,30 +151,45 @@ static void write_memory(gt_summary *s)
     }
     fprintf(s->out, "memory: %u %s, %" PRIu64 " allocations, %" PRIu64 " frees\n", gpus,
             gpus == 1 ? "GPU" : "GPUs", allocs, frees);
+    /* Released: only when some memory went with its context, so that the
+     * common table stays as narrow as it was. */
+    bool released = false;
+    for (uint32_t i = 0; i < m->ndevices; i++)
+        released |= m->devices[i].ctx_released_allocs != 0;
     static const gt_text_column cols[] = {
-        {"Device", false, false}, {"Allocs", true, false}, {"Frees", true, false},
-        {"Current", true, false}, {"Peak", true, false},   {"Leaked", true, false},
+        {"Device", false, false},  {"Allocs", true, false}, {"Frees", true, false},
+        {"Current", true, false},  {"Peak", true, false},   {"Leaked", true, false},
+        {"Released", true, false},
     };
     gt_text_table tt;
-    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0] - !released);
     for (uint32_t i = 0; i < m->ndevices; i++) {
         const gt_mem_device *d = &m->devices[i];
         char dev[32], n_allocs[24], n_frees[24], cur[GT_FORMAT_CAP], peak[GT_FORMAT_CAP],
-            leaked[GT_FORMAT_CAP + 32], lb[GT_FORMAT_CAP];
+            leaked[GT_FORMAT_CAP + 32], lb[GT_FORMAT_CAP], gone[GT_FORMAT_CAP + 32],
+            gb[GT_FORMAT_CAP];
         snprintf(n_allocs, sizeof n_allocs, "%" PRIu64, d->allocs);
         snprintf(n_frees, sizeof n_frees, "%" PRIu64, d->frees);
         snprintf(leaked, sizeof leaked, "%" PRIu64 " (%s)", d->live_allocs,
                  gt_format_bytes(d->current_bytes, lb, sizeof lb));
+        snprintf(gone, sizeof gone, "%" PRIu64 " (%s)", d->ctx_released_allocs,
+                 gt_format_bytes(d->ctx_released_bytes, gb, sizeof gb));
         const char *cells[] = {device_name(d->device, dev, sizeof dev),
                                n_allocs,
                                n_frees,
                                gt_format_bytes(d->current_bytes, cur, sizeof cur),
                                gt_format_bytes(d->peak_bytes, peak, sizeof peak),
-                               leaked};
+                               leaked,
+                               gone};
         gt_text_table_add(&tt, cells);
     }
     if (gt_text_table_print(&tt, s->out, GT_TEXT_WIDTH) != 0) s->rc = -1;
     gt_text_table_free(&tt);
+    if (released)
+        fprintf(s->out,
+                "%snote: Leaked is memory still held when the process ended; Released, memory "
+                "never freed but released with its context (destroyed or reset)\n",
+                GT_TEXT_INDENT);
     if (s->v >= GT_VERB_VERBOSE)
         for (uint32_t i = 0; i < m->ndevices; i++)
             write_leaks(s, &m->devices[i]);
@@ -169,15 +208,65 @@ static void write_nvtx_notes(gt_summary *s)
         {n->unmatched_ends, "range ends with no start"},
         {n->too_deep, "pushes nested too deep to time"},
     };
-    if (s->r->nvtx.outer_ns && s->r->tables[GT_CAT_NVTX].nrows)
+    if (s->r->nvtx.open_ns && s->r->tables[GT_CAT_NVTX].nrows)
         fprintf(s->out,
-                "%snote: Time%% is the share of the outermost ranges' time; a nested range's "
-                "time counts in its parents' too\n",
+                "%snote: Time%% is the share of the time a range was open (a row's overlapping "
+                "ranges count once)\n",
                 GT_TEXT_INDENT);
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         if (notes[i].count)
             fprintf(s->out, "%snote: %" PRIu64 " %s\n", GT_TEXT_INDENT, notes[i].count,
                     notes[i].what);
+}
+
+/* "+1.20 ms": a host time after the process start. */
+static char *since_start(const gt_summary *s, uint64_t t, char *buf, size_t cap)
+{
+    uint64_t start = s->p ? s->p->start_ns : 0;
+    char time[GT_FORMAT_CAP];
+    snprintf(buf, cap, "+%s", gt_format_ns(t > start ? t - start : 0, time, sizeof time));
+    return buf;
+}
+
+/* NVTX marks: how many of each and when the first and the last came. */
+static void write_marks(gt_summary *s)
+{
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&s->r->marks, &n);
+    if (!n) {
+        if (s->r->marks.n) s->rc = -1; /* marks exist: no memory to sort them */
+        return;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += marks[i]->count;
+    fprintf(s->out, "\nnvtx marks: %zu %s, %" PRIu64 " %s\n", n, n == 1 ? "name" : "names", total,
+            total == 1 ? "mark" : "marks");
+    static const gt_text_column cols[] = {{"Count", true, false},
+                                          {"First", true, false},
+                                          {"Last", true, false},
+                                          {"Name", false, true}};
+    gt_text_table tt;
+    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+    bool verbose = s->v >= GT_VERB_VERBOSE;
+    size_t shown = verbose || n < GT_SUMMARY_TOP_ROWS ? n : GT_SUMMARY_TOP_ROWS;
+    for (size_t i = 0; i < shown; i++) {
+        char count[24], first[GT_FORMAT_CAP + 1], last[GT_FORMAT_CAP + 1];
+        char *label = gt_nvtx_label(s->r, marks[i]->domain, marks[i]->name);
+        snprintf(count, sizeof count, "%" PRIu64, marks[i]->count);
+        const char *cells[] = {count, since_start(s, marks[i]->first, first, sizeof first),
+                               since_start(s, marks[i]->last, last, sizeof last), label};
+        if (label)
+            gt_text_table_add(&tt, cells);
+        else
+            s->rc = -1;
+        free(label);
+    }
+    if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) s->rc = -1;
+    if (shown < n)
+        fprintf(s->out, "%s... %zu more (verbose shows every row)\n", GT_TEXT_INDENT, n - shown);
+    gt_text_table_free(&tt);
+    free(marks);
 }
 
 /* Words of text wrapped at GT_TEXT_WIDTH, continuation lines indented. */
@@ -268,7 +357,10 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
             write_memory(&s);
         else
             gt_summary_table(&s, c);
-        if (c == GT_CAT_NVTX) write_nvtx_notes(&s);
+        if (c == GT_CAT_NVTX) {
+            write_nvtx_notes(&s);
+            write_marks(&s);
+        }
     }
     fputc('\n', out);
     write_advice(&s);

@@ -1,13 +1,15 @@
 /* The statistics tables of the summary: one per row category, rows by
  * time. Default verbosity: the top GT_SUMMARY_TOP_ROWS rows, without the
  * First and RestAvg columns, names cut in the middle so that lines fit
- * GT_TEXT_WIDTH. Verbose: every row with the full statistics columns,
- * names whole, NVTX ranges as a tree. A merged report adds the spread of
- * each row's total across its inputs before the name. */
+ * GT_TEXT_WIDTH (kernels by their readable names, display_name.h).
+ * Verbose: every row with the full statistics columns, names whole, NVTX
+ * ranges as a tree. A merged report adds the spread of each row's total
+ * across its inputs before the name. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "display_name.h"
 #include "format.h"
 #include "loaded.h"
 #include "summary.h"
@@ -26,7 +28,9 @@ static const table_kind kinds[GT_CAT_COUNT] = {
     [GT_CAT_KERNEL] = {"kernel", "kernels", "launch", "launches", true, false, false},
     [GT_CAT_MEMCPY] = {"kind", "kinds", "copy", "copies", true, true, true},
     [GT_CAT_MEMSET] = {"kind", "kinds", "memset", "memsets", true, true, true},
-    [GT_CAT_COMPILE] = {"program", "programs", "compilation", "compilations", false, false, true},
+    /* write_compile_counts; no byte total: a program's input counts in each
+     * of its verify and compile rows */
+    [GT_CAT_COMPILE] = {NULL, NULL, NULL, NULL, false, false, false},
     [GT_CAT_MODULE] = {"kind", "kinds", "load", "loads", false, false, true},
     [GT_CAT_SYNC] = {"entry point", "entry points", "call", "calls", false, false, false},
     [GT_CAT_NVTX] = {"range", "ranges", "call", "calls", false, false, false},
@@ -151,8 +155,12 @@ static void fill_row(row_cells *rc, const gt_report *r, enum gt_category c, bool
     unsigned n = 0;
     for (; n < stats_shown(verbose); n++) {
         char *buf = rc->num[n];
-        if (n == COL_SHARE)
-            gt_summary_percent(st.total, table_total, buf, GT_FORMAT_CAP);
+        if (n == COL_SHARE && st.count == 0)
+            snprintf(buf, GT_FORMAT_CAP, "-"); /* no time was measured */
+        else if (n == COL_SHARE)
+            /* NVTX: the share of the time ranges were open (nvtx.h). */
+            gt_summary_percent(c == GT_CAT_NVTX ? row->open_ns : st.total, table_total, buf,
+                               GT_FORMAT_CAP);
         else if (n == COL_CALLS)
             snprintf(buf, GT_FORMAT_CAP, "%" PRIu64, row->calls);
         else if (st.count == 0)
@@ -271,6 +279,30 @@ static void write_jit(gt_summary *s, const gt_sorted_row *rows, size_t n)
                 loads, loads == 1 ? "load" : "loads");
 }
 
+/* What the compile table's calls were, each counted as it is: "4
+ * programs, 4 compiles, 4 verifies, 2 links" (a verify is no compile; a
+ * program verified and compiled is one program). */
+static void write_compile_counts(gt_summary *s, const gt_sorted_row *rows, size_t n)
+{
+    enum { PROGRAMS, COMPILES, VERIFIES, LINKS, KINDS };
+    static const char *const words[KINDS][2] = {
+        {"program", "programs"}, {"compile", "compiles"}, {"verify", "verifies"}, {"link", "links"}};
+    uint64_t count[KINDS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const gt_row *row = rows[i].row;
+        const char *api = gt_strtab_get(s->r->names, row->key.f[0]);
+        int kind = strstr(api, "Verify") ? VERIFIES : strstr(api, "Link") ? LINKS : COMPILES;
+        count[kind] += row->calls;
+        if (kind != LINKS) count[PROGRAMS] += row->firsts;
+    }
+    const char *sep = "";
+    for (int k = 0; k < KINDS; k++) {
+        if (!count[k]) continue;
+        fprintf(s->out, "%s%" PRIu64 " %s", sep, count[k], words[k][count[k] != 1]);
+        sep = ", ";
+    }
+}
+
 static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *rows, size_t n,
                         uint64_t total)
 {
@@ -280,16 +312,24 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     for (size_t i = 0; i < n; i++)
         nbytes += rows[i].row->bytes;
     const table_kind *k = &kinds[c];
-    fprintf(s->out, "%s: %zu %s, %" PRIu64 " %s", gt_category_name(c), n, n == 1 ? k->row : k->rows,
-            calls, calls == 1 ? k->call : k->calls);
+    if (c == GT_CAT_COMPILE) {
+        fprintf(s->out, "%s: ", gt_category_name(c));
+        write_compile_counts(s, rows, n);
+    } else {
+        fprintf(s->out, "%s: %zu %s, %" PRIu64 " %s", gt_category_name(c), n,
+                n == 1 ? k->row : k->rows, calls, calls == 1 ? k->call : k->calls);
+    }
     if (k->bytes) fprintf(s->out, ", %s", gt_format_bytes(nbytes, bytes, sizeof bytes));
     const char *what = !k->gpu_time                                ? "host time"
                        : s->r->opt.gpu_timing == GT_GPU_TIMING_OFF ? "host time (GPU timing off)"
                                                                    : "GPU time";
     if (c == GT_CAT_SYNC) what = "host blocked";
     if (c == GT_CAT_COMPILE || c == GT_CAT_MODULE || c == GT_CAT_NVTX) what = "wall time";
-    fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
-    if (c == GT_CAT_NVTX && s->r->nvtx.outer_ns) fputs(" in outermost ranges", s->out);
+    if (k->gpu_time && s->r->gpu_timing_off[0])
+        fputs(", not timed (GPU timing off)", s->out);
+    else
+        fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
+    if (c == GT_CAT_NVTX) fputs(" with a range open", s->out);
     if (c == GT_CAT_MODULE) write_jit(s, rows, n);
     if (c == GT_CAT_API) {
         uint64_t errors = 0;
@@ -301,16 +341,32 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     fputc('\n', s->out);
 }
 
-static void write_rest(gt_summary *s, const gt_sorted_row *rows, size_t shown, size_t n,
-                       uint64_t total)
+/* The rows not shown: how many, and their share of the time. order
+ * lists the rows shown (NULL: the first `shown`). */
+static void write_rest(gt_summary *s, enum gt_category c, const gt_sorted_row *rows,
+                       const size_t *order, size_t shown, size_t n, uint64_t total)
 {
     if (shown >= n) return;
+    if (c == GT_CAT_NVTX) {
+        /* Ranges overlap: their shares add up to nothing meaningful. */
+        fprintf(s->out, "%s... %zu more (verbose shows every row)\n", GT_TEXT_INDENT, n - shown);
+        return;
+    }
     uint64_t rest = 0;
-    for (size_t i = shown; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         rest += rows[i].row->time.total;
+    for (size_t i = 0; i < shown; i++)
+        rest -= rows[order ? order[i] : i].row->time.total;
     char share[GT_FORMAT_CAP];
     fprintf(s->out, "%s... %zu more, %s of the time (verbose shows every row)\n", GT_TEXT_INDENT,
             n - shown, gt_summary_percent(rest, total, share, sizeof share));
+}
+
+/* A row the default table shows however little time it took: a failure
+ * is never hidden behind "... N more". */
+static bool always_shown(enum gt_category c, const gt_row *row)
+{
+    return (c == GT_CAT_API && row->nerrors) || (c == GT_CAT_COMPILE && !row->key.f[2]);
 }
 
 /* Adds rows[order[i]] for i < shown to the table; -1 when out of memory. */
@@ -319,9 +375,16 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
 {
     const gt_table *t = &s->r->tables[c];
     bool tree = c == GT_CAT_NVTX && s->v >= GT_VERB_VERBOSE;
+    /* Kernels by their readable names; verbose gives the full ones. */
+    bool display = c == GT_CAT_KERNEL && s->v < GT_VERB_VERBOSE;
     for (size_t i = 0; i < shown; i++) {
         const gt_row *row = rows[order[i]].row;
         char *label = gt_row_label(s->r, c, row);
+        if (label && display) {
+            char *readable = gt_display_name(label);
+            free(label);
+            label = readable;
+        }
         char *shown_label = label && tree ? nvtx_tree_label(t, row, label) : NULL;
         char *errors = c == GT_CAT_API && row->nerrors ? errors_text(s->r, row) : NULL;
         row_cells rc;
@@ -349,7 +412,7 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
     for (size_t i = 0; i < n; i++)
         total += rows[i].row->time.total;
     /* Nested ranges overlap their parents: their sum means nothing. */
-    if (c == GT_CAT_NVTX && s->r->nvtx.outer_ns) total = s->r->nvtx.outer_ns;
+    if (c == GT_CAT_NVTX) total = s->r->nvtx.open_ns;
     write_title(s, c, rows, n, total);
 
     bool verbose = s->v >= GT_VERB_VERBOSE;
@@ -358,15 +421,21 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
     gt_text_column cols[MAX_COLS];
     gt_text_table tt;
     gt_text_table_init(&tt, cols, table_columns(s->r, c, verbose, cols));
+    if (c == GT_CAT_KERNEL && !verbose) tt.shorten = gt_display_name_fit;
     int rc = -1;
     if (order) {
         for (size_t i = 0; i < n; i++)
             order[i] = i;
         if (c == GT_CAT_NVTX && verbose) shown = tree_order(&s->r->tables[c], rows, n, order);
+        /* After the top rows, those that must not be hidden, in time order
+         * (order[shown] is never past i: nothing still to be read is
+         * overwritten). */
+        for (size_t i = shown; i < n && !verbose; i++)
+            if (always_shown(c, rows[i].row)) order[shown++] = i;
         rc = add_rows(s, c, &tt, rows, order, shown, total);
     }
     if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) rc = -1;
-    write_rest(s, rows, shown, n, total);
+    write_rest(s, c, rows, order, shown, n, total);
     if (rc != 0) s->rc = -1;
     gt_text_table_free(&tt);
     free(order);

@@ -38,6 +38,8 @@ typedef struct gt_row {
     uint64_t api_ns_total;   /* kernels: host time of the launch calls */
     uint64_t gpu_ns_total;   /* nvtx: GPU time of the work inside the ranges */
     uint64_t gpu_span_total; /* nvtx: first enclosed GPU start to last GPU end, summed */
+    uint64_t open_ns;        /* nvtx: time the range was open, overlaps once (nvtx.h) */
+    uint64_t firsts;         /* compile: programs (links) first compiled in these calls */
     int32_t level;           /* nvtx: nesting depth where first seen, 0 outermost */
     int32_t parent;          /* nvtx: row of the enclosing range where first seen, -1 none */
     gt_api_error *errors;    /* api: distinct failures */

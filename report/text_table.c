@@ -174,8 +174,12 @@ int gt_text_table_print(const gt_text_table *t, FILE *out, unsigned width)
         fputs(GT_TEXT_INDENT, out);
         for (unsigned c = 0; c < t->ncols; c++) {
             const char *cell = r == 0 ? t->cols[c].title : t->cells[(r - 1) * t->ncols + c];
+            char *shorter = r && t->cols[c].flex && t->shorten && gt_text_width(cell) > w[c]
+                                ? t->shorten(cell, w[c])
+                                : NULL;
             if (c) l.pending += GT_TEXT_GAP;
-            put_cell(&l, cell, w[c], t->cols[c].right);
+            put_cell(&l, shorter ? shorter : cell, w[c], t->cols[c].right);
+            free(shorter);
         }
         fputc('\n', out);
     }

@@ -30,6 +30,10 @@ typedef struct gt_text_table {
     size_t nrows;
     size_t capacity; /* rows */
     bool failed;     /* a row could not be stored for want of memory */
+    /* When set, a flex cell too wide for its column is first given to this
+     * (a new string, NULL when out of memory), which may cut it where it
+     * knows best; whatever is still too wide is cut in the middle. */
+    char *(*shorten)(const char *cell, size_t width);
 } gt_text_table;
 
 void gt_text_table_init(gt_text_table *t, const gt_text_column *cols, unsigned ncols);

@@ -1,5 +1,7 @@
 #include "utf8.h"
 
+#include <string.h>
+
 static bool in(unsigned char c, unsigned char lo, unsigned char hi)
 {
     return c >= lo && c <= hi;
@@ -35,4 +37,23 @@ size_t gt_utf8_sequence(const unsigned char *s, size_t n, bool *valid)
         }
     }
     return need;
+}
+
+size_t gt_utf8_copy(char *dst, const char *src, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    char *d = dst;
+    for (size_t i = 0; i < n;) {
+        bool valid = true;
+        size_t len = s[i] < 0x80 ? 1 : gt_utf8_sequence(s + i, n - i, &valid);
+        if (valid) {
+            memcpy(d, s + i, len);
+            d += len;
+        } else {
+            memcpy(d, GT_UTF8_REPLACEMENT, 3);
+            d += 3;
+        }
+        i += len;
+    }
+    return (size_t)(d - dst);
 }

@@ -16,4 +16,8 @@
  * are ill-formed. */
 size_t gt_utf8_sequence(const unsigned char *s, size_t n, bool *valid);
 
+/* Copies n bytes of src to dst as valid UTF-8, each ill-formed sequence
+ * replaced as above; returns the bytes written, at most 3 * n. */
+size_t gt_utf8_copy(char *dst, const char *src, size_t n);
+
 #endif

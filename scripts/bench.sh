@@ -8,8 +8,11 @@
 #   shared runtime's path, bare and under libgputrace.so with GPU timing
 #   off and on, with event records and events created per launch
 #   (bench_launch.c); the writers, every format for 1M and 10M events, to
-#   a file and to /dev/null (bench_writers.c); gputrace report, diff and
-#   merge on reports of 100,000 rows made for the purpose (bench_tools.c).
+#   a file and to /dev/null, and each streamed trace apart, the Chrome JSON
+#   and the Perfetto protobuf side by side from the same run: its time (and
+#   CPU time) and its bytes per record (bench_writers.c); gputrace report,
+#   diff and merge on reports of 100,000 rows made for the purpose
+#   (bench_tools.c).
 # Figures are medians of several runs; the heading gives the machine and
 # its load average (and the last line the load at the end), since other
 # work on the machine moves them.
@@ -34,12 +37,25 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 
 # "N events to DIR: T s in all [...], C s of CPU: ...; trace M MiB, B bytes
-# per record; peak RSS K KiB (...)" -> a table row; another line as it is.
+# per record; peak RSS K KiB (...)" and "N events to DIR: FORMAT trace T s
+# (C s CPU), M MiB, B bytes per record" -> table rows; another line as it is.
 writer_rows() {
     local re='^([0-9]+) events to ([^:]+): ([0-9.]+) s in all.*, ([0-9.]+) s of CPU.*; trace ([0-9]+) MiB.*peak RSS ([0-9]+) KiB.*'
-    local line n target
+    local trace_re='^([0-9]+) events to ([^:]+): (chrome|perfetto) trace ([0-9.]+) s \(([0-9.]+) s CPU\), ([0-9]+) MiB, ([0-9.]+) bytes per record.*'
+    local line n target name
     while IFS= read -r line; do
-        if [[ $line =~ $re ]]; then
+        if [[ $line =~ $trace_re ]]; then
+            n=${BASH_REMATCH[1]}
+            target=""
+            name="Chrome JSON"
+            if [ "${BASH_REMATCH[3]}" = perfetto ]; then
+                name="Perfetto protobuf"
+                [ "$n" = 10000000 ] && target="< 1 s; <= 30 bytes per record"
+            fi
+            printf '| %s trace alone, %sM events to %s | %s s (%s s CPU); %s bytes per record (%s MiB) | %s |\n' \
+                "$name" "$((n / 1000000))" "${BASH_REMATCH[2]}" "${BASH_REMATCH[4]}" \
+                "${BASH_REMATCH[5]}" "${BASH_REMATCH[7]}" "${BASH_REMATCH[6]}" "$target"
+        elif [[ $line =~ $re ]]; then
             n=${BASH_REMATCH[1]}
             target=""
             [ "$n" = 10000000 ] && target="<= 2 s; memory flat"

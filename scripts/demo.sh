@@ -83,9 +83,9 @@ run_traced() {
     local name=$1
     shift
     echo
-    echo "gputrace demo: $ gputrace -o $(shown "$out/$name") -f text,json,csv,chrome $(shown "$1")" \
-        "${@:2}"
-    "$build/bin/gputrace" -o "$out/$name" -f text,json,csv,chrome -- "$@" 2>&1
+    echo "gputrace demo: $ gputrace -o $(shown "$out/$name") -f text,json,csv,chrome,perfetto" \
+        "$(shown "$1")" "${@:2}"
+    "$build/bin/gputrace" -o "$out/$name" -f text,json,csv,chrome,perfetto -- "$@" 2>&1
 }
 
 [ "$run_only" = 1 ] || build_demo
@@ -116,7 +116,8 @@ for name in batch_ode batch_ode_nvrtc; do
     printf '  %-30s %s\n' "$name.txt" "the summary above" \
         "$name.json" "every table, for scripts (schema: the README)" \
         "$name.csv" "the tables as CSV" \
-        "$name.trace.json" "the timeline: open it in https://ui.perfetto.dev or chrome://tracing"
+        "$name.trace.json" "the timeline: open it in https://ui.perfetto.dev or chrome://tracing" \
+        "$name.pftrace" "the same in Perfetto's own format, a third of the size: for long runs"
 done
 echo "gputrace demo: the solvers' --pin-all and --cubin options apply the advice" \
     "(examples/README.md); the README says how to read the tables"

@@ -152,6 +152,8 @@ static void install(struct gt_tls *t, gt_chunk *c)
 {
     c->h.next = NULL;
     c->h.owner = t->thr->serial;
+    c->h.thr = t->thr;
+    c->h.first_seq = t->seq;
     c->h.limit = c->h.done = 0;
     atomic_store_explicit(&c->h.committed, 0, memory_order_relaxed);
     /* Release: a collector holding a stale pointer to this chunk that wins
@@ -164,8 +166,8 @@ static void install(struct gt_tls *t, gt_chunk *c)
     atomic_store_explicit(&t->thr->current, c, memory_order_release);
 }
 
-/* Takes the chunk from OPEN to PUBLISHED; 0 when the exit collection stole
- * it first (its records are then the collector's). */
+/* Takes the chunk from OPEN to PUBLISHED; 0 when an end step stole it
+ * first (the drain then reads it where it is). */
 static int claim_for_publish(gt_chunk *c)
 {
     uint32_t open = GT_CHUNK_OPEN;
@@ -283,7 +285,8 @@ static void steal_current(gt_thread *thr, void *ctx)
 {
     stolen_list *l = ctx;
     /* A PUBLISHED current chunk means the owner is between chunks: look
-     * again (it cannot take another: recording is closed). */
+     * again. A thread that keeps changing chunks meanwhile publishes them,
+     * and the drain takes them from the publish list. */
     for (int tries = 0; tries < 8; tries++) {
         gt_chunk *c = atomic_load_explicit(&thr->current, memory_order_acquire);
         if (!c) return;
@@ -301,7 +304,7 @@ static void steal_current(gt_thread *thr, void *ctx)
     }
 }
 
-gt_chunk *gt_buffer_collect_live(void)
+gt_chunk *gt_buffer_steal_live(void)
 {
     stolen_list l = {NULL, &l.head};
     gt_threads_for_each(steal_current, &l);

@@ -1,7 +1,7 @@
 /* The shim's consumer of the pipeline, on the draining thread: host ticks
  * become CLOCK_MONOTONIC ns, a failed call gets its status name, debug
  * verbosity gets a line per record, and the record goes into the report
- * and, when a Chrome trace is asked for, into the trace. */
+ * and into the traces asked for (Chrome, Perfetto). */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -14,10 +14,12 @@
  * count from CLOCK_MONOTONIC's zero. */
 uint64_t gt_process_start_ns;
 
-static _Atomic(gt_strtab *) names;            /* CAS acq_rel on creation */
-static _Atomic(gt_error_namer) error_namer;   /* release by the setter, acquire here */
-static gt_report *report;                     /* draining thread only */
-static gt_trace trace = {.file = {.fd = -1}}; /* draining thread only */
+static _Atomic(gt_strtab *) names;          /* CAS acq_rel on creation */
+static _Atomic(gt_error_namer) error_namer; /* release by the setter, acquire here */
+static gt_report *report;                   /* draining thread only */
+static gt_trace trace = GT_TRACE_NONE;      /* draining thread only */
+static int after_cut;                       /* draining thread only: records are late */
+static uint64_t late_gpu_work;              /* draining thread only: late launches, copies... */
 static char debug_buf[65536];
 static size_t debug_len;
 
@@ -43,21 +45,22 @@ void gt_collect_reset(void)
 {
     /* A forked child's report and trace may have been in the middle of an
      * update in the parent's drain thread: they are abandoned, not freed.
-     * The trace file is the parent's: the child only closes its own
-     * descriptor of it (the timeline writes with write(2), so nothing
-     * buffered is written twice). */
+     * The trace files are the parent's: the child only closes its own
+     * descriptors of them, each if it is still that file (the traces write
+     * with write(2), so nothing buffered is written twice). */
     report = NULL;
-    if (trace.file.fd >= 0) close(trace.file.fd);
-    trace = (gt_trace){.file = {.fd = -1}};
+    for (int i = 0; i < GT_TRACES; i++)
+        gt_stream_file_forget(&trace.files[i]);
+    trace = (gt_trace)GT_TRACE_NONE;
     debug_len = 0;
+    after_cut = 0;
+    late_gpu_work = 0;
 }
 
 void gt_collect_release(void)
 {
     gt_report_destroy(report);
-    gt_timeline_destroy(trace.timeline);
-    trace.timeline = NULL;
-    gt_stream_file_discard(&trace.file);
+    gt_trace_discard(&trace);
     gt_collect_reset();
 }
 
@@ -83,7 +86,7 @@ void gt_collect_flush_debug(void)
 static const char *const kind_names[GT_EV_KIND_COUNT] = {
     "none",     "api",        "kernel",   "graph",     "memcpy",      "memset",
     "alloc",    "free",       "compile",  "module",    "sync",        "nvtx-push",
-    "nvtx-pop", "nvtx-start", "nvtx-end", "nvtx-mark", "thread-name",
+    "nvtx-pop", "nvtx-start", "nvtx-end", "nvtx-mark", "thread-name", "ctx-end",
 };
 
 static void debug_event(const gt_event *ev)
@@ -109,24 +112,55 @@ static void debug_event(const gt_event *ev)
     debug_len += len;
 }
 
+static void to_ns(gt_event *ev)
+{
+    /* 0 is "not set" (a mark has no end): it stays 0. */
+    if (ev->host_start) ev->host_start = gt_clock_to_ns(ev->host_start);
+    if (ev->host_end) ev->host_end = gt_clock_to_ns(ev->host_end);
+    if (ev->host_end && ev->host_end < ev->host_start) ev->host_end = ev->host_start;
+}
+
+/* Late records: the tables and the trace (which shows what the tables
+ * count) take none; the memory table follows allocations to their end.
+ * The rest is passed over at once: the final report may have a backlog of
+ * them to get through before the process may end. */
+static void collect_late(gt_report *r, gt_event *ev, uint32_t n, int debug)
+{
+    for (gt_event *end = ev + n; ev < end; ev++) {
+        late_gpu_work += ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH ||
+                         ev->kind == GT_EV_MEMCPY || ev->kind == GT_EV_MEMSET;
+        int memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
+        if (!memory && !debug) continue;
+        to_ns(ev);
+        if (GT_UNLIKELY(debug)) debug_event(ev);
+        if (r) gt_report_add_after_cut(r, ev);
+    }
+}
+
 void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
 {
     (void)ctx;
     gt_error_namer namer = atomic_load_explicit(&error_namer, memory_order_acquire);
     int debug = gt_log_debug_enabled();
     gt_report *r = report ? report : gt_collect_report();
-    gt_timeline *timeline = trace.timeline;
+    if (GT_UNLIKELY(after_cut)) {
+        collect_late(r, ev, n, debug);
+        return;
+    }
     for (gt_event *end = ev + n; ev < end; ev++) {
-        /* 0 is "not set" (a mark has no end): it stays 0. */
-        if (ev->host_start) ev->host_start = gt_clock_to_ns(ev->host_start);
-        if (ev->host_end) ev->host_end = gt_clock_to_ns(ev->host_end);
-        if (ev->host_end && ev->host_end < ev->host_start) ev->host_end = ev->host_start;
+        to_ns(ev);
         if (ev->result && !ev->error && namer) ev->error = namer(ev);
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (!r) continue;
         gt_report_add(r, ev);
-        if (timeline) gt_timeline_add(timeline, ev);
+        gt_trace_add(&trace, ev);
     }
+}
+
+void gt_collect_cut(void *ctx)
+{
+    (void)ctx;
+    after_cut = 1;
 }
 
 void gt_collect_record(gt_event *ev, void *ctx)
@@ -134,7 +168,7 @@ void gt_collect_record(gt_event *ev, void *ctx)
     gt_collect_records(ev, 1, ctx);
 }
 
-void gt_collect_finish(uint64_t dropped, const gt_process_info *p)
+void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
 {
     gt_collect_flush_debug();
     gt_report *r = gt_collect_report();
@@ -142,7 +176,13 @@ void gt_collect_finish(uint64_t dropped, const gt_process_info *p)
         gt_warn("no memory for the report");
         return;
     }
-    gt_report_add_dropped(r, dropped);
+    gt_report_counts counts = {.dropped = t->dropped,
+                               .late = t->late,
+                               .late_gpu_work = late_gpu_work,
+                               .gpu_pending = t->gpu_given_up};
+    gt_report_set_counts(r, &counts);
+    if (gt_cfg.gpu_timing == GT_GPU_TIMING_EVENTS)
+        gt_report_set_gpu_timing_off(r, gt_gpu_timing_off_reason());
     gt_report_finish(r, p->end_ns);
     gt_emit(r, p, &gt_cfg, &trace);
 }

@@ -1,8 +1,9 @@
 /* SPEC §3: the environment variables, parsed once at load.
  *
  * Rules, the same for every variable:
- * - unset or empty: the default, silently (an empty assignment is the
- *   usual shell way to switch a variable off);
+ * - unset, empty or only blanks: the default, silently (an empty
+ *   assignment is the usual shell way to switch a variable off; a blank
+ *   one must not become a file named with spaces);
  * - keywords are matched case-insensitively, and blanks around them and
  *   around list items are ignored; empty list items are skipped;
  * - a value with anything wrong in it (one unknown list item included) is
@@ -28,7 +29,7 @@ static const char *const expectations[GT_VAR_COUNT] = {
     "a comma list of all, kernel, memcpy, memset, memory, compile, module, sync, nvtx, api "
     "(a leading - removes one)",
     "a path template shorter than 4096 bytes",
-    "a comma list of text, json, csv, chrome",
+    "a comma list of text, json, csv, chrome, perfetto",
     "events or off",
     "stderr, stdout or a file path shorter than 4096 bytes",
     "a whole number of MiB from 1 to 16384",
@@ -231,6 +232,7 @@ static void add_warning(gt_config *cfg, enum gt_config_var var, const char *valu
 {
     char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
     gt_escape(shown, sizeof shown, value, len, GT_SHOWN_VALUE_MAX);
+    cfg->warning_var[cfg->n_warnings] = (uint8_t)var;
     snprintf(cfg->warnings[cfg->n_warnings++], GT_WARNING_MAX,
              "gputrace: warning: %s='%s' ignored: expected %s", var_names[var], shown,
              expectations[var]);
@@ -252,8 +254,9 @@ void gt_config_parse(gt_config *cfg, gt_getenv_fn get, void *ctx)
     set_defaults(cfg);
     for (int var = 0; var < GT_VAR_COUNT; var++) {
         const char *value = get(var_names[var], ctx);
-        if (!value || !value[0]) continue;
+        if (!value) continue;
         size_t len = strlen(value);
+        if (trim((span){value, len}).len == 0) continue;
         /* Each parser writes cfg only once the whole value is valid. */
         if (parsers[var]((span){value, len}, cfg) != 0)
             add_warning(cfg, (enum gt_config_var)var, value, len);

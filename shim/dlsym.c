@@ -8,7 +8,9 @@
  * wrappers call. A compiler library's function (NVRTC, NVVM, nvJitLink)
  * found in a library the program opened itself becomes the wrapper's real
  * function (gt_hook_adopt), so Python packages that dlopen NVRTC are seen.
- * Anything else is glibc's answer, untouched.
+ * Anything else is glibc's answer, untouched. "glibc's" is the next dlsym
+ * in the chain of interposers (resolve.c): a tool preloaded after the shim
+ * that interposes dlsym too sees every lookup.
  *
  * Exported under both symbol versions programs link against: GLIBC_2.34
  * (glibc 2.34 moved dlsym into libc) and the architecture's first glibc
@@ -30,7 +32,9 @@
 static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, const char *name)
 {
     void *found = real(handle, name);
-    if (!found) return found; /* glibc's error stays for dlerror() */
+    /* glibc's error stays for dlerror(); an inactive copy hands out no
+     * wrapper (copies.c). */
+    if (!found || !gt_copy_active()) return found;
     gt_hook *h = gt_hook_find(name);
     if (!h) return found;
     int saved = errno;

@@ -1,6 +1,6 @@
 /* The drain: takes published chunks, resolves GPU times, hands records to
- * the consumer in each thread's order, recycles chunks; and the
- * pipeline's end, done exactly once.
+ * the consumer in each thread's order, recycles chunks; and the drain's
+ * side of the pipeline's end steps (end.c says when each is made).
  *
  * Sleeping and waking use futexes rather than a pipe or a condition
  * variable: waking is async-signal-safe (the SIGINT/SIGTERM handler wakes
@@ -11,69 +11,73 @@
  * with its consumed prefix remembered, and so is every later chunk of the
  * same thread (consumers rely on each thread's order: NVTX ranges enclose
  * the GPU work recorded inside them). Held chunks keep their memory, so
- * they count against the cap. */
+ * they count against the cap.
+ *
+ * At an end step every thread's records so far are taken: live chunks are
+ * stolen from their threads. A stolen chunk stays its thread's to write:
+ * the thread fills it, then moves on to a new chunk without publishing it.
+ * The drain keeps it held (consuming what was committed since at every
+ * pass) until its thread has moved on; then it is consumed to its end and
+ * recycled. It never holds up its thread's later chunks: a thread can only
+ * publish one after leaving it, and the drain sees that it left before it
+ * takes the later chunk.
+ *
+ * Records are reported (consumed before the cut), dropped before it, or
+ * late (consumed or dropped after it): each exactly one of them. */
 #include "internal.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-enum drain_state {
-    DRAIN_NONE,     /* not started: starts at first use */
-    DRAIN_STARTING, /* pthread_create in progress */
-    DRAIN_RUNNING,
-    DRAIN_FAILED, /* could not start: records wait until the end */
-    DRAIN_BARRED  /* finished without one: never starts */
-};
-
-enum finish_state { FINISH_OPEN, FINISH_BUSY, FINISH_DONE };
-#define FINISH_REQUEST_EXIT 1024 /* finish_request value of a normal exit (else a signal) */
-#define BLOCKED_MAX 64           /* threads with held chunks tracked one by one */
+#define BLOCKED_MAX 64 /* threads with held chunks tracked one by one */
 
 static gt_pipeline_params params;
 static _Atomic int drain_state;   /* acquire/release: the thread exists once RUNNING is seen */
 static _Atomic uint32_t wake_seq; /* futex word: bumped (release) to wake the drain */
-/* futex word, enum finish_state: CAS acq_rel to claim the end, store
- * release when the report is made (waiters load acquire). */
-static _Atomic uint32_t finish_state;
-static _Atomic int finish_request; /* release by the requester, acquire by the drain */
 static const gt_gpu_resolver *_Atomic resolver;
 
 /* Draining-thread state. */
 static gt_chunk *held_head, **held_tail = &held_head;
 static uint32_t blocked[BLOCKED_MAX];
 static unsigned n_blocked;
-static int all_blocked; /* more threads held than tracked: hold every chunk */
-static uint64_t consumed;
+static int all_blocked;          /* more threads held than tracked: hold every chunk */
+static int waiting_gpu;          /* the last consume_all held a chunk for a GPU time */
+static uint64_t consumed;        /* records handed to the consumer */
+static int cut_done;             /* every record consumed from now on is late (gt_drain_cut) */
+static uint64_t reported;        /* records consumed up to the cut */
+static uint64_t dropped_cut;     /* records dropped up to the cut */
+static uint64_t gpu_given_up;    /* reported records whose pending GPU time was given up */
+static uint64_t gpu_deadline_ns; /* 0: pending GPU times are awaited without bound */
+static int gpu_past_deadline;
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+long gt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
     return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, timeout, NULL, 0);
-}
-
-static struct timespec ms_timespec(uint64_t ms)
-{
-    return (struct timespec){(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
 }
 
 void gt_drain_wake(void)
 {
     int saved = errno;
     atomic_fetch_add_explicit(&wake_seq, 1, memory_order_release);
-    futex(&wake_seq, FUTEX_WAKE, 1, NULL);
+    gt_futex(&wake_seq, FUTEX_WAKE, 1, NULL);
     errno = saved;
 }
 
 void gt_set_gpu_resolver(const gt_gpu_resolver *r)
 {
     atomic_store_explicit(&resolver, r, memory_order_release);
+}
+
+const char *gt_gpu_timing_off_reason(void)
+{
+    const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
+    return r && r->off_reason ? r->off_reason() : NULL;
 }
 
 /* ------------------------------------------------------ consuming */
@@ -86,6 +90,14 @@ static int is_blocked(uint32_t owner)
     return 0;
 }
 
+static void append_held(gt_chunk *c)
+{
+    c->h.next = NULL;
+    *held_tail = c;
+    held_tail = &c->h.next;
+}
+
+/* Held, and its thread's later chunks with it. */
 static void hold(gt_chunk *c)
 {
     if (!is_blocked(c->h.owner)) {
@@ -94,9 +106,7 @@ static void hold(gt_chunk *c)
         else
             all_blocked = 1;
     }
-    c->h.next = NULL;
-    *held_tail = c;
-    held_tail = &c->h.next;
+    append_held(c);
 }
 
 /* Hands records [from, to) of c to the consumer. */
@@ -112,8 +122,52 @@ static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
     consumed += to - from;
 }
 
-/* Consumes records from c->h.done on; 0 when one still waits for its GPU
- * time (c->h.done then points at it).
+/* Whether an end step's time for GPU times is up. Until then a pending
+ * GPU time is read if it can be: a backlog of records to resolve (the
+ * drain behind threads that launch without pause) would otherwise hold
+ * the exit for as long as reading them all takes. */
+static int past_gpu_deadline(void)
+{
+    if (!gpu_past_deadline && gpu_deadline_ns && gt_clock_mono_ns() >= gpu_deadline_ns)
+        gpu_past_deadline = 1;
+    return gpu_past_deadline;
+}
+
+/* Resolves ev's GPU time; 0 when it must wait. After the cut (the record
+ * is late) and past an end step's deadline it is given up at once. From
+ * the cut on, nothing reads or reuses an event pair any more (the process
+ * is ending), so the resolver is not even asked to give the record's pair
+ * back: with the drain far behind threads launching without pause, giving
+ * back hundreds of thousands of pairs would cost the exit more than its
+ * bound. Before an exec (the exec may fail and the program go on), pairs
+ * are given back. */
+static int settle_gpu(const gt_gpu_resolver *r, gt_event *ev)
+{
+    if (!r) return 1;
+    int late = cut_done;
+    if (!late && !past_gpu_deadline()) return r->resolve(ev, 0);
+    if (gt_pipeline_cutting())
+        ev->gpu_start = ev->gpu_end = 0;
+    else
+        r->resolve(ev, 1);
+    gpu_given_up += !late;
+    return 1;
+}
+
+/* An end step was asked for while a pass works through a backlog: the
+ * rest waits (held, in order) for the step, which takes over at once. */
+static int end_step_asked(int in_end_step)
+{
+    return !in_end_step && gt_end_asked();
+}
+
+enum chunk_result {
+    CHUNK_DONE,     /* consumed to its end: it may be recycled */
+    CHUNK_WAIT_GPU, /* a record waits for its GPU time (h.done points at it) */
+    CHUNK_OPEN      /* stolen, consumed so far; its thread still writes it */
+};
+
+/* Consumes records from c->h.done on.
  *
  * Records go to the consumer in runs of at most RUN_MAX between pending
  * ones. Runs stay short: looking for pending records far ahead of the
@@ -124,8 +178,15 @@ static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
  * drain 3% on a backlog in memory, and cost a program thread launching
  * kernels alongside it about 10 ns per launch (gt_bench_launch). */
 #define RUN_MAX 4u
-static int consume_chunk(gt_chunk *c, int give_up)
+static int consume_chunk(gt_chunk *c, int in_end_step)
 {
+    int open = 0;
+    if (atomic_load_explicit(&c->h.state, memory_order_relaxed) == GT_CHUNK_STOLEN) {
+        /* Acquire: once its thread has moved on (its last commit came
+         * before), the count read next is the chunk's last. */
+        open = atomic_load_explicit(&c->h.thr->current, memory_order_acquire) == c;
+        c->h.limit = atomic_load_explicit(&c->h.committed, memory_order_acquire);
+    }
     const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
     uint32_t run = c->h.done;
     for (uint32_t i = run; i < c->h.limit; i++) {
@@ -138,39 +199,56 @@ static int consume_chunk(gt_chunk *c, int give_up)
         }
         consume_run(c, run, i);
         run = i;
-        if (r && !r->resolve(ev, give_up) && !give_up) {
+        /* Reading a GPU time takes the driver's locks, which threads
+         * launching meanwhile contend for: an end step asked for does not
+         * wait for the rest of the chunk. */
+        if (end_step_asked(in_end_step) || !settle_gpu(r, ev)) {
             c->h.done = i;
-            return 0;
+            return CHUNK_WAIT_GPU;
         }
         ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
     }
     consume_run(c, run, c->h.limit);
     c->h.done = c->h.limit;
-    return 1;
+    return open ? CHUNK_OPEN : CHUNK_DONE;
 }
 
-static void consume_list(gt_chunk *c, int give_up)
+static void consume_list(gt_chunk *c, int in_end_step)
 {
     while (c) {
+        if (end_step_asked(in_end_step)) {
+            *held_tail = c;
+            while (c->h.next)
+                c = c->h.next;
+            held_tail = &c->h.next;
+            return;
+        }
         gt_chunk *next = c->h.next;
-        if (is_blocked(c->h.owner) || !consume_chunk(c, give_up))
+        int res = is_blocked(c->h.owner) ? CHUNK_WAIT_GPU : consume_chunk(c, in_end_step);
+        if (res == CHUNK_DONE) {
+            gt_pool_recycle(c);
+        } else if (res == CHUNK_OPEN) {
+            append_held(c);
+        } else {
             hold(c);
-        else if (atomic_load_explicit(&c->h.state, memory_order_relaxed) != GT_CHUNK_STOLEN)
-            gt_pool_recycle(c); /* a stolen chunk may still be written by its owner */
+            waiting_gpu = 1;
+        }
         c = next;
     }
 }
 
 /* Retries the held chunks (oldest first), then consumes `fresh`. */
-static void consume_all(gt_chunk *fresh, int give_up)
+static void consume_all(gt_chunk *fresh)
 {
+    int in_end_step = gt_tls.finishing;
     gt_chunk *held = held_head;
     held_head = NULL;
     held_tail = &held_head;
     n_blocked = 0;
     all_blocked = 0;
-    consume_list(held, give_up);
-    consume_list(fresh, give_up);
+    waiting_gpu = 0;
+    consume_list(held, in_end_step);
+    consume_list(fresh, in_end_step);
 }
 
 static int drain_pass(void)
@@ -179,7 +257,7 @@ static int drain_pass(void)
     gt_chunk *fresh = gt_publish_take(&n);
     if (!fresh && !held_head) return 0;
     gt_clock_refine(); /* after the take: every tick to convert is older */
-    consume_all(fresh, 0);
+    consume_all(fresh);
     return n != 0;
 }
 
@@ -188,38 +266,95 @@ void gt_pipeline_drain_now(void)
     drain_pass();
 }
 
-/* ------------------------------------------------------ the end */
+/* ------------------------------------------------------ end steps, the drain's side */
 
-static void finish_work(int request)
+/* The stolen chunk of the same thread as c, if any. */
+static gt_chunk *stolen_of(gt_chunk *stolen, const gt_chunk *c)
 {
-    struct gt_tls *t = &gt_tls;
-    t->finishing = 1;
-    gt_buffer_close();
-    gt_chunk *live = gt_buffer_collect_live();
+    for (; stolen; stolen = stolen->h.next)
+        if (stolen->h.owner == c->h.owner) return stolen;
+    return NULL;
+}
+
+/* Every thread's records so far, in each thread's order: live chunks are
+ * stolen first, then the published ones taken. A thread may have moved on
+ * from its stolen chunk and published a newer one meanwhile: that one
+ * (begun at a later sequence number) goes after the stolen ones. */
+static gt_chunk *take_all(void)
+{
+    gt_chunk *stolen = gt_buffer_steal_live();
     uint32_t n;
-    gt_chunk *fresh = gt_publish_take(&n), **tail = &fresh;
+    gt_chunk *fresh = gt_publish_take(&n);
+    gt_chunk *older = NULL, **older_tail = &older, *newer = NULL, **newer_tail = &newer;
+    while (fresh) {
+        gt_chunk *next = fresh->h.next;
+        const gt_chunk *s = stolen_of(stolen, fresh);
+        fresh->h.next = NULL;
+        if (s && fresh->h.first_seq >= s->h.first_seq) {
+            *newer_tail = fresh;
+            newer_tail = &fresh->h.next;
+        } else {
+            *older_tail = fresh;
+            older_tail = &fresh->h.next;
+        }
+        fresh = next;
+    }
+    gt_chunk **tail = &stolen;
     while (*tail)
         tail = &(*tail)->h.next;
-    *tail = live; /* each thread's live chunk is its last */
+    *tail = newer;
+    *older_tail = stolen;
+    return older;
+}
+
+void gt_drain_settle(void)
+{
+    gt_chunk *all = take_all();
     gt_clock_refine();
-    consume_all(fresh, 0);
-    uint64_t deadline = gt_clock_mono_ns() + (uint64_t)params.final_wait_ms * 1000000u;
-    while (held_head && gt_clock_mono_ns() < deadline) {
-        struct timespec ms = ms_timespec(1);
-        nanosleep(&ms, NULL);
+    gpu_deadline_ns = gt_clock_mono_ns() + (uint64_t)params.final_wait_ms * 1000000u;
+    gpu_past_deadline = 0;
+    consume_all(all);
+    while (waiting_gpu) {
+        uint64_t now = gt_clock_mono_ns();
+        uint64_t nap = now < gpu_deadline_ns ? gpu_deadline_ns - now : 0;
+        if (nap > 1000000u) nap = 1000000u;
+        struct timespec ts = gt_ns_timespec(nap);
+        nanosleep(&ts, NULL);
         gt_clock_refine();
-        consume_all(NULL, 0);
+        consume_all(NULL);
     }
-    if (held_head) consume_all(NULL, 1);
+    gpu_deadline_ns = 0;
+    gpu_past_deadline = 0;
+}
+
+void gt_drain_cut(void)
+{
+    cut_done = 1;
+    reported = consumed;
+    dropped_cut = gt_threads_dropped();
+    if (params.cut) params.cut(params.ctx);
+}
+
+void gt_drain_last(void)
+{
+    gt_buffer_close();
+    gt_chunk *all = take_all();
+    gt_clock_refine();
+    consume_all(all); /* after the cut: nothing waits for the GPU */
+}
+
+void gt_drain_report(int final, int sig)
+{
+    uint64_t dropped = gt_threads_dropped();
     gt_pipeline_totals totals = {
-        .records = consumed,
-        .dropped = gt_threads_dropped(),
-        .signal = request == FINISH_REQUEST_EXIT ? 0 : request,
+        .records = cut_done ? reported : consumed,
+        .dropped = cut_done ? dropped_cut : dropped,
+        .late = cut_done ? consumed - reported + (dropped - dropped_cut) : 0,
+        .gpu_given_up = gpu_given_up,
+        .signal = sig,
+        .final = final,
     };
     if (params.finished) params.finished(&totals, params.ctx);
-    atomic_store_explicit(&finish_state, FINISH_DONE, memory_order_release);
-    futex(&finish_state, FUTEX_WAKE, INT_MAX, NULL);
-    t->finishing = 0;
 }
 
 /* ------------------------------------------------------ the thread */
@@ -232,28 +367,30 @@ static void *drain_main(void *arg)
     unsigned sleep_ms = 1;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&wake_seq, memory_order_acquire);
-        int request = atomic_load_explicit(&finish_request, memory_order_acquire);
-        if (request) {
-            finish_work(request);
-            return NULL;
+        int sig = 0;
+        uint32_t steps = gt_end_take(&sig);
+        if (steps) {
+            if (gt_end_work(steps, sig)) return NULL;
+            continue;
         }
-        /* Idle: back off to idle_sleep_ms; held chunks wait on the GPU:
-         * look again soon. */
-        if (drain_pass() || held_head)
+        /* Idle: back off to idle_sleep_ms; chunks waiting on the GPU: look
+         * again soon. */
+        if (drain_pass() || waiting_gpu)
             sleep_ms = 1;
         else if (sleep_ms < params.idle_sleep_ms)
             sleep_ms = sleep_ms * 2 < params.idle_sleep_ms ? sleep_ms * 2 : params.idle_sleep_ms;
-        struct timespec timeout = ms_timespec(sleep_ms);
-        futex(&wake_seq, FUTEX_WAIT, seen, &timeout);
+        struct timespec timeout = gt_ns_timespec((uint64_t)sleep_ms * 1000000u);
+        gt_futex(&wake_seq, FUTEX_WAIT, seen, &timeout);
     }
 }
 
 void gt_drain_ensure_started(void)
 {
-    if (GT_LIKELY(atomic_load_explicit(&drain_state, memory_order_acquire) != DRAIN_NONE)) return;
+    if (GT_LIKELY(atomic_load_explicit(&drain_state, memory_order_acquire) != GT_DRAIN_NONE))
+        return;
     if (!params.drain_thread) return;
-    int expected = DRAIN_NONE;
-    if (!atomic_compare_exchange_strong_explicit(&drain_state, &expected, DRAIN_STARTING,
+    int expected = GT_DRAIN_NONE;
+    if (!atomic_compare_exchange_strong_explicit(&drain_state, &expected, GT_DRAIN_STARTING,
                                                  memory_order_acq_rel, memory_order_acquire))
         return;
     int saved = errno;
@@ -272,7 +409,7 @@ void gt_drain_ensure_started(void)
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0) pthread_setname_np(thread, "gputrace-drain");
-    atomic_store_explicit(&drain_state, rc == 0 ? DRAIN_RUNNING : DRAIN_FAILED,
+    atomic_store_explicit(&drain_state, rc == 0 ? GT_DRAIN_RUNNING : GT_DRAIN_FAILED,
                           memory_order_release);
     if (rc != 0)
         gt_warn("cannot start the drain thread (%s): records wait until exit, past the buffer "
@@ -296,25 +433,25 @@ int gt_pipeline_start(const gt_pipeline_params *p)
     held_tail = &held_head;
     n_blocked = 0;
     all_blocked = 0;
-    consumed = 0;
+    waiting_gpu = 0;
+    consumed = reported = dropped_cut = gpu_given_up = gpu_deadline_ns = 0;
+    cut_done = gpu_past_deadline = 0;
     atomic_store_explicit(&wake_seq, 0, memory_order_relaxed);
-    atomic_store_explicit(&finish_request, 0, memory_order_relaxed);
-    atomic_store_explicit(&finish_state, FINISH_OPEN, memory_order_relaxed);
-    atomic_store_explicit(&drain_state, DRAIN_NONE, memory_order_release);
+    gt_end_reset();
+    atomic_store_explicit(&drain_state, GT_DRAIN_NONE, memory_order_release);
     gt_buffer_open();
     return rc;
 }
 
-/* Bars a later start; returns the drain's state once it is settled. */
-static int claim_drain(void)
+int gt_drain_settled(int bar)
 {
     int state = atomic_load_explicit(&drain_state, memory_order_acquire);
     for (;;) {
-        if (state == DRAIN_NONE) {
-            if (atomic_compare_exchange_weak_explicit(&drain_state, &state, DRAIN_BARRED,
+        if (state == GT_DRAIN_NONE && bar) {
+            if (atomic_compare_exchange_weak_explicit(&drain_state, &state, GT_DRAIN_BARRED,
                                                       memory_order_acq_rel, memory_order_acquire))
-                return DRAIN_BARRED;
-        } else if (state == DRAIN_STARTING) {
+                return GT_DRAIN_BARRED;
+        } else if (state == GT_DRAIN_STARTING) {
             sched_yield();
             state = atomic_load_explicit(&drain_state, memory_order_acquire);
         } else {
@@ -323,67 +460,7 @@ static int claim_drain(void)
     }
 }
 
-/* Async-signal-safe. */
-static int wait_finished(unsigned wait_ms)
+int gt_drain_running(void)
 {
-    uint64_t deadline = gt_clock_mono_ns() + (uint64_t)wait_ms * 1000000u;
-    for (;;) {
-        uint32_t s = atomic_load_explicit(&finish_state, memory_order_acquire);
-        if (s == FINISH_DONE) return 0;
-        uint64_t now = gt_clock_mono_ns();
-        if (now >= deadline) return -1;
-        uint64_t left = deadline - now;
-        struct timespec timeout = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        futex(&finish_state, FUTEX_WAIT, s, &timeout);
-    }
-}
-
-static int claim_finish(void)
-{
-    uint32_t open = FINISH_OPEN;
-    return atomic_compare_exchange_strong_explicit(&finish_state, &open, FINISH_BUSY,
-                                                   memory_order_acq_rel, memory_order_acquire);
-}
-
-int gt_pipeline_finish(unsigned wait_ms)
-{
-    int saved = errno, rc = -1;
-    if (claim_finish()) {
-        if (claim_drain() == DRAIN_RUNNING) {
-            atomic_store_explicit(&finish_request, FINISH_REQUEST_EXIT, memory_order_release);
-            gt_drain_wake();
-            rc = wait_finished(wait_ms);
-        } else {
-            finish_work(FINISH_REQUEST_EXIT);
-            rc = 0;
-        }
-    } else if (!gt_tls.finishing) {
-        rc = wait_finished(wait_ms);
-    }
-    errno = saved;
-    return rc;
-}
-
-int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms)
-{
-    int saved = errno, rc = -1;
-    if (claim_finish()) {
-        if (atomic_load_explicit(&drain_state, memory_order_acquire) == DRAIN_RUNNING) {
-            atomic_store_explicit(&finish_request, sig, memory_order_release);
-            gt_drain_wake();
-            rc = wait_finished(wait_ms);
-        } else {
-            /* No drain, so nothing recorded: nothing to report. */
-            atomic_store_explicit(&finish_state, FINISH_OPEN, memory_order_release);
-        }
-    } else if (!gt_tls.finishing) {
-        rc = wait_finished(wait_ms);
-    }
-    errno = saved;
-    return rc;
-}
-
-int gt_pipeline_finished(void)
-{
-    return atomic_load_explicit(&finish_state, memory_order_acquire) == FINISH_DONE;
+    return atomic_load_explicit(&drain_state, memory_order_acquire) == GT_DRAIN_RUNNING;
 }

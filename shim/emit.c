@@ -1,7 +1,8 @@
 /* The report's outputs at the end: the summary on the log (SPEC §5) and
  * the files of GPUTRACE_OUTPUT x GPUTRACE_FORMAT (SPEC §3). Text, JSON
  * and CSV are written whole from the report through `writers`; the
- * Chrome trace has been streamed all along and is completed here. */
+ * Chrome and Perfetto traces have been streamed all along and are
+ * completed here. */
 #include "internal.h"
 
 #include <errno.h>
@@ -69,30 +70,142 @@ static int file_path(const char *base, enum gt_output_format f, char *path, size
     return -1;
 }
 
+void gt_emit_anchor_output(gt_config *cfg)
+{
+    char host[256] = "", cwd[GT_PATH_MAX], anchored[GT_PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    if (!cfg->output[0] || !gt_output_relative(cfg->output, getpid(), host, env_value)) return;
+    char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
+    gt_escape(shown, sizeof shown, cfg->output, strlen(cfg->output), GT_SHOWN_VALUE_MAX);
+    if (!getcwd(cwd, sizeof cwd)) {
+        gt_warn("GPUTRACE_OUTPUT '%s' is relative and the working directory is unknown (%s): "
+                "the files go to the working directory at exit",
+                shown, strerror(errno));
+    } else if (gt_output_anchor(cfg->output, cwd, anchored, sizeof anchored) != 0) {
+        gt_warn("GPUTRACE_OUTPUT '%s' made absolute is too long: the files go to the working "
+                "directory at exit",
+                shown);
+    } else {
+        memcpy(cfg->output, anchored, strlen(anchored) + 1);
+    }
+}
+
+void gt_emit_prepare_trace(const gt_config *cfg)
+{
+    if (cfg->output[0] &&
+        (cfg->formats & (GT_FMT_BIT(GT_OUTPUT_CHROME) | GT_FMT_BIT(GT_OUTPUT_PERFETTO))))
+        gt_fd_grow_table();
+}
+
+/* The streamed traces: how each starts (following m for its memory
+ * counter, when given), ends and tells what it left out. */
+typedef struct streamed {
+    enum gt_output_format format;
+    const char *what;    /* "the trace" in the warning about what it left out */
+    const char *threads; /* what its thread cap leaves out */
+    bool (*start)(gt_trace *t, int fd, const gt_strtab *names, int pid, uint64_t origin,
+                  unsigned categories, gt_memory *m);
+    bool (*running)(const gt_trace *t);
+    int (*finish)(gt_trace *t, const gt_process_info *p, gt_timeline_losses *lost);
+    void (*destroy)(gt_trace *t);
+} streamed;
+
+static bool start_chrome(gt_trace *t, int fd, const gt_strtab *names, int pid, uint64_t origin,
+                         unsigned categories, gt_memory *m)
+{
+    t->timeline = gt_timeline_create(fd, names, pid, origin, categories);
+    if (t->timeline && m) gt_timeline_follow_memory(t->timeline, m);
+    return t->timeline != NULL;
+}
+
+static bool chrome_running(const gt_trace *t)
+{
+    return t->timeline != NULL;
+}
+
+static int finish_chrome(gt_trace *t, const gt_process_info *p, gt_timeline_losses *lost)
+{
+    int rc = gt_timeline_finish(t->timeline, p);
+    gt_timeline_losses_get(t->timeline, lost);
+    return rc;
+}
+
+static void destroy_chrome(gt_trace *t)
+{
+    gt_timeline_destroy(t->timeline);
+    t->timeline = NULL;
+}
+
+/* Perfetto's times are CLOCK_MONOTONIC itself: no origin. */
+static bool start_perfetto(gt_trace *t, int fd, const gt_strtab *names, int pid, uint64_t origin,
+                           unsigned categories, gt_memory *m)
+{
+    (void)origin;
+    t->pftrace = gt_pftrace_create(fd, names, pid, categories);
+    if (t->pftrace && m) gt_pftrace_follow_memory(t->pftrace, m);
+    return t->pftrace != NULL;
+}
+
+static bool perfetto_running(const gt_trace *t)
+{
+    return t->pftrace != NULL;
+}
+
+static int finish_perfetto(gt_trace *t, const gt_process_info *p, gt_timeline_losses *lost)
+{
+    int rc = gt_pftrace_finish(t->pftrace, p);
+    gt_pftrace_losses_get(t->pftrace, lost);
+    return rc;
+}
+
+static void destroy_perfetto(gt_trace *t)
+{
+    gt_pftrace_destroy(t->pftrace);
+    t->pftrace = NULL;
+}
+
+static const streamed streams[GT_TRACES] = {
+    [GT_TRACE_CHROME] = {GT_OUTPUT_CHROME, "the trace", "thread names", start_chrome,
+                         chrome_running, finish_chrome, destroy_chrome},
+    [GT_TRACE_PERFETTO] = {GT_OUTPUT_PERFETTO, "the Perfetto trace", "events of threads",
+                           start_perfetto, perfetto_running, finish_perfetto, destroy_perfetto},
+};
+
 void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
                          uint64_t origin_ns)
 {
-    if (!cfg->output[0] || !(cfg->formats & GT_FMT_BIT(GT_OUTPUT_CHROME))) return;
+    if (!cfg->output[0] ||
+        !(cfg->formats & (GT_FMT_BIT(GT_OUTPUT_CHROME) | GT_FMT_BIT(GT_OUTPUT_PERFETTO))))
+        return;
     char host[256] = "", base[GT_PATH_MAX], path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
     gethostname(host, sizeof host - 1);
     int pid = getpid();
-    if (expand_base(cfg, pid, host, base) != 0 ||
-        file_path(base, GT_OUTPUT_CHROME, path, sizeof path) != 0)
-        return;
-    if (gt_stream_file_open(&trace->file, path, why, sizeof why) != 0) {
-        warn_not_written(why);
-        return;
-    }
-    trace->timeline = gt_timeline_create(trace->file.fd, names, pid, origin_ns, cfg->categories);
-    if (!trace->timeline) {
-        gt_warn("no memory for the trace: no %s file", gt_output_extension(GT_OUTPUT_CHROME));
-        gt_stream_file_discard(&trace->file);
-        return;
-    }
+    if (expand_base(cfg, pid, host, base) != 0) return;
     /* Called as the report is made: this is that report. */
     gt_report *r = gt_collect_report();
-    if (r && gt_report_enabled(r, GT_CAT_MEMORY))
-        gt_timeline_follow_memory(trace->timeline, &r->memory);
+    gt_memory *m = r && gt_report_enabled(r, GT_CAT_MEMORY) ? &r->memory : NULL;
+    for (int i = 0; i < GT_TRACES; i++) {
+        const streamed *s = &streams[i];
+        if (!(cfg->formats & GT_FMT_BIT(s->format)) ||
+            file_path(base, s->format, path, sizeof path) != 0)
+            continue;
+        if (gt_stream_file_open(&trace->files[i], path, why, sizeof why) != 0) {
+            warn_not_written(why);
+            continue;
+        }
+        if (!s->start(trace, trace->files[i].fd, names, pid, origin_ns, cfg->categories, m)) {
+            gt_warn("no memory for the trace: no %s file", gt_output_extension(s->format));
+            gt_stream_file_discard(&trace->files[i]);
+        }
+    }
+}
+
+void gt_trace_discard(gt_trace *t)
+{
+    for (int i = 0; i < GT_TRACES; i++) {
+        streams[i].destroy(t);
+        gt_stream_file_discard(&t->files[i]);
+    }
 }
 
 typedef struct cause_list {
@@ -116,43 +229,45 @@ static void add_cause(cause_list *c, uint64_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Why the trace left events out. */
-static void warn_lost(const gt_timeline *tl)
+/* Why a trace left events out. */
+static void warn_lost(const streamed *s, const gt_timeline_losses *l)
 {
-    gt_timeline_losses l;
-    gt_timeline_losses_get(tl, &l);
     cause_list c = {.len = 0};
-    add_cause(&c, l.too_deep, "NVTX ranges nested deeper than %u", GT_NVTX_MAX_DEPTH);
-    add_cause(&c, l.ranges,
+    add_cause(&c, l->too_deep, "NVTX ranges nested deeper than %u", GT_NVTX_MAX_DEPTH);
+    add_cause(&c, l->ranges,
               "NVTX ranges past %u start/end ranges open at once or %u (thread, domain) stacks",
               GT_TIMELINE_MAX_RANGES, GT_TIMELINE_MAX_STACKS);
-    add_cause(&c, l.tracks, "pieces of GPU work on streams past the %uth", GT_TIMELINE_MAX_TRACKS);
-    add_cause(&c, l.threads, "thread names past the %uth", GT_TIMELINE_MAX_THREADS);
-    add_cause(&c, l.no_memory, "events for want of memory");
-    gt_warn("the trace left out %llu events: %s", (unsigned long long)gt_timeline_lost(tl), c.text);
+    add_cause(&c, l->tracks, "pieces of GPU work on streams past the %uth", GT_TIMELINE_MAX_TRACKS);
+    add_cause(&c, l->threads, "%s past the %uth", s->threads, GT_TIMELINE_MAX_THREADS);
+    add_cause(&c, l->no_memory, "events for want of memory");
+    gt_warn("%s left out %llu events: %s", s->what, (unsigned long long)gt_timeline_losses_total(l),
+            c.text);
 }
 
-/* Ends the streamed trace and puts it at path (NULL: it is dropped). */
-static void complete_trace(gt_trace *trace, const gt_process_info *p, const char *path)
+/* Ends streamed trace i and puts it at path (NULL: it is dropped). */
+static void complete_trace(gt_trace *trace, int i, const gt_process_info *p, const char *path)
 {
-    if (!trace || !trace->timeline) return;
+    const streamed *s = &streams[i];
+    if (!trace || !s->running(trace)) return;
     char why[GT_PATH_MAX + 128];
-    int rc = gt_timeline_finish(trace->timeline, p);
+    gt_timeline_losses lost;
+    int rc = s->finish(trace, p, &lost);
     int failure = errno;
-    gt_timeline *tl = trace->timeline;
-    trace->timeline = NULL;
+    s->destroy(trace);
     if (!path) {
-        gt_stream_file_discard(&trace->file);
+        gt_stream_file_discard(&trace->files[i]);
     } else if (rc != 0) {
-        gt_stream_file_discard(&trace->file);
-        snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
+        gt_stream_file_discard(&trace->files[i]);
+        if (failure == EBADF) /* the outbuf's word for a descriptor no longer the file */
+            snprintf(why, sizeof why, "%s: %s", path, GT_STREAM_FILE_TAKEN);
+        else
+            snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
         warn_not_written(why);
-    } else if (gt_stream_file_commit(&trace->file, path, why, sizeof why) != 0) {
+    } else if (gt_stream_file_commit(&trace->files[i], path, why, sizeof why) != 0) {
         warn_not_written(why);
-    } else if (gt_timeline_lost(tl)) {
-        warn_lost(tl);
+    } else if (gt_timeline_losses_total(&lost)) {
+        warn_lost(s, &lost);
     }
-    gt_timeline_destroy(tl);
 }
 
 static void write_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
@@ -164,8 +279,9 @@ static void write_files(const gt_report *r, const gt_process_info *p, const gt_c
         if (!(cfg->formats & GT_FMT_BIT(f))) continue;
         enum gt_output_format format = (enum gt_output_format)f;
         bool named = file_path(base, format, path, sizeof path) == 0;
-        if (format == GT_OUTPUT_CHROME) {
-            complete_trace(trace, p, named ? path : NULL);
+        if (format == GT_OUTPUT_CHROME || format == GT_OUTPUT_PERFETTO) {
+            complete_trace(trace, format == GT_OUTPUT_CHROME ? GT_TRACE_CHROME : GT_TRACE_PERFETTO,
+                           p, named ? path : NULL);
             continue;
         }
         if (!named) continue;
@@ -192,5 +308,6 @@ void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
 {
     if (cfg->verbosity != GT_VERB_NONE) write_summary(r, p);
     if (cfg->output[0]) write_files(r, p, cfg, trace);
-    complete_trace(trace, p, NULL); /* a trace no file asks for any more */
+    for (int i = 0; i < GT_TRACES; i++)
+        complete_trace(trace, i, p, NULL); /* a trace no file asks for any more */
 }

@@ -32,9 +32,10 @@ typedef struct gt_gpu_driver {
     CUresult (*ctx_push)(CUcontext ctx);
     CUresult (*ctx_pop)(CUcontext *ctx);
     CUresult (*ctx_get_id)(CUcontext ctx, unsigned long long *id); /* NULL before CUDA 12.0 */
-    CUresult (*ctx_get_device)(CUdevice *dev);
-    CUresult (*stream_get_ctx)(CUstream stream, CUcontext *ctx);
+    CUresult (*ctx_get_device)(CUdevice *dev);                     /* may be NULL */
+    CUresult (*stream_get_ctx)(CUstream stream, CUcontext *ctx);   /* may be NULL */
     CUresult (*stream_is_capturing)(CUstream stream, CUstreamCaptureStatus *status);
+    /* The per-thread variants: both, or both NULL (see gt_gpu_begin). */
     CUresult (*stream_is_capturing_ptsz)(CUstream stream, CUstreamCaptureStatus *status);
     CUresult (*stream_create)(CUstream *stream, unsigned flags);
     CUresult (*stream_destroy)(CUstream stream);
@@ -52,9 +53,13 @@ extern gt_gpu_driver gt_gpu_drv;
 
 /* 1 once every required entry point is known; looks them up on the first
  * call (never at load: a program that does not use CUDA must not get the
- * driver loaded). One acquire load afterwards. */
+ * driver loaded). One acquire load afterwards. Where the driver lacks an
+ * entry point, one that means the same stands in for it (an older
+ * capture query, a record with flags); when nothing can, GPU timing is
+ * off, with one warning, and gt_gpu_driver_off_reason says why. */
 extern _Atomic int gt_gpu_drv_state; /* enum in gpu_driver.c; acquire */
 int gt_gpu_driver_load(void);
+const char *gt_gpu_driver_off_reason(void); /* NULL unless the driver lacks one */
 static inline int gt_gpu_driver_ready(void)
 {
     if (GT_LIKELY(atomic_load_explicit(&gt_gpu_drv_state, memory_order_acquire) == 1)) return 1;
@@ -185,6 +190,10 @@ struct gt_gpu_pool *gt_gpu_pool_get(CUcontext ctx, uint32_t *gen);
  * shim seeing it and its handle now names another context, the pool is
  * forgotten (its events died with their context). */
 void gt_gpu_pool_verify(struct gt_gpu_pool *pool, CUcontext ctx);
+
+/* Why no context has GPU timing, when contexts were tried and the events
+ * of none could be set up (the first failure was warned about); else NULL. */
+const char *gt_gpu_pool_off_reason(void);
 
 /* Retires the pool of ctx, if any (gt_gpu_retire_context's work). */
 void gt_gpu_pool_retire(CUcontext ctx);

@@ -8,6 +8,7 @@
 #include "gpu_internal.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 gt_gpu_counters gt_gpu_count;
@@ -48,28 +49,59 @@ static int same_context(struct gt_gpu_pool *pool, CUcontext ctx)
     return gt_gpu_drv.ctx_get_id(ctx, &id) == CUDA_SUCCESS && id == pool->ctx_id;
 }
 
+/* The first context whose events could not be set up: claimed by CAS
+ * (0 -> 1, acq_rel), published (2, release) once the text is written;
+ * read with acquire. */
+static _Atomic int setup_failure_state;
+static char setup_failure[128];
+
+static void note_setup_failure(CUcontext ctx, const char *failed)
+{
+    gt_debug("GPU timing: cannot set up events for context %p (%s): it is not timed", (void *)ctx,
+             failed);
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&setup_failure_state, &expected, 1,
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return;
+    snprintf(setup_failure, sizeof setup_failure, "no context could get timing events (%s)",
+             failed);
+    atomic_store_explicit(&setup_failure_state, 2, memory_order_release);
+    gt_warn("GPU timing off for context %p: %s; its kernels, copies and memsets are counted "
+            "without GPU time",
+            (void *)ctx, failed);
+}
+
+const char *gt_gpu_pool_off_reason(void)
+{
+    if (atomic_load_explicit(&setup_failure_state, memory_order_acquire) != 2 ||
+        atomic_load_explicit(&gt_gpu_count.pools_created, memory_order_relaxed))
+        return NULL;
+    return setup_failure;
+}
+
 /* Sets up a claimed pool (ctx current). Returns its new state: LIVE or
  * FAILED. */
 static int pool_init(struct gt_gpu_pool *pool, CUcontext ctx)
 {
     gt_gpu_scope scope;
     int ok = gt_gpu_scope_enter(&scope, ctx);
+    const char *failed = "the context could not be made current";
     if (ok) {
         pool->has_ctx_id =
             gt_gpu_drv.ctx_get_id && gt_gpu_drv.ctx_get_id(ctx, &pool->ctx_id) == CUDA_SUCCESS;
         /* Asked once here, so that a timed record takes its device from its
          * pair (gt_gpu_attach) instead of asking the driver on every call. */
-        CUdevice dev = 0;
-        pool->device = gt_gpu_drv.ctx_get_device(&dev) == CUDA_SUCCESS && dev >= 0 &&
-                               dev < (CUdevice)GT_NO_DEVICE
-                           ? (uint16_t)dev
-                           : GT_NO_DEVICE;
+        CUdevice dev = -1;
+        if (!gt_gpu_drv.ctx_get_device || gt_gpu_drv.ctx_get_device(&dev) != CUDA_SUCCESS) dev = -1;
+        pool->device = dev >= 0 && dev < (CUdevice)GT_NO_DEVICE ? (uint16_t)dev : GT_NO_DEVICE;
         /* Non-blocking: the epoch stream never waits for, nor holds up,
          * the legacy default stream the program may use. */
         ok = gt_gpu_drv.stream_create(&pool->epoch_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
+        failed = "cuStreamCreate failed";
         if (ok && gt_gpu_epoch_init(pool) != 0) {
             gt_gpu_drv.stream_destroy(pool->epoch_stream);
             ok = 0;
+            failed = "cuEventCreate failed";
         }
         if (!ok) pool->epoch_stream = NULL;
         gt_gpu_scope_leave(&scope);
@@ -81,7 +113,7 @@ static int pool_init(struct gt_gpu_pool *pool, CUcontext ctx)
     if (ok)
         gt_gpu_count_add(&gt_gpu_count.pools_created, 1);
     else
-        gt_debug("GPU timing: cannot set up events for context %p: it is not timed", (void *)ctx);
+        note_setup_failure(ctx, failed);
     return ok ? GT_POOL_LIVE : GT_POOL_FAILED;
 }
 
@@ -221,18 +253,21 @@ void gt_gpu_pool_retire(CUcontext ctx)
     if (was) {
         gt_gpu_scope scope;
         int entered = gt_gpu_scope_enter(&scope, ctx);
+        /* After the report's cut no GPU time is read any more: a context
+         * ended then (the runtime's teardown) is not waited for. */
+        int wait = entered && !gt_pipeline_cutting();
         /* No pair joins the list any more (the generation changed), so it
          * is walked without the lock while waiting for the GPU; the drain
          * may resolve some meanwhile, their events stay alive. */
         pthread_mutex_lock(&pool->lock);
         gt_gpu_pair *all = pool->pairs;
         pthread_mutex_unlock(&pool->lock);
-        for (gt_gpu_pair *p = all; entered && p; p = p->all_next)
+        for (gt_gpu_pair *p = all; wait && p; p = p->all_next)
             if (atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_PENDING)
                 gt_gpu_drv.event_synchronize(p->stop);
         /* After every pending stop: an epoch near the pairs that have no
          * usable one of their own. */
-        if (entered) gt_gpu_epoch_record(pool, 1);
+        if (wait) gt_gpu_epoch_record(pool, 1);
         pthread_mutex_lock(&pool->lock);
         strip_locked(pool, entered);
         pthread_mutex_unlock(&pool->lock);

@@ -194,7 +194,8 @@ static CUresult start_pair(gt_gpu_pair *p, CUstream stream, int per_thread)
 static gt_gpu_pair *begin_in_stream_context(CUstream stream, int per_thread, CUcontext current)
 {
     CUcontext owner = NULL;
-    if (gt_gpu_drv.stream_get_ctx(stream, &owner) != CUDA_SUCCESS || !owner || owner == current)
+    if (!gt_gpu_drv.stream_get_ctx || gt_gpu_drv.stream_get_ctx(stream, &owner) != CUDA_SUCCESS ||
+        !owner || owner == current)
         return NULL;
     gt_gpu_scope scope;
     if (!gt_gpu_scope_enter(&scope, owner)) return NULL;
@@ -222,6 +223,13 @@ static gt_gpu_pair *begin_timed(CUstream stream, int per_thread)
 {
     if (GT_UNLIKELY(!gt_gpu_driver_ready())) return NULL;
     const gt_gpu_driver *d = &gt_gpu_drv;
+    /* A driver without the per-thread variants: the NULL stream of a
+     * per-thread entry point is the stream CU_STREAM_PER_THREAD names, and
+     * every other handle means the same to both variants. */
+    if (per_thread && !d->event_record_ptsz) {
+        if (!stream) stream = CU_STREAM_PER_THREAD;
+        per_thread = 0;
+    }
     CUcontext ctx = NULL;
     if (d->ctx_get_current(&ctx) != CUDA_SUCCESS || !ctx) {
         gt_gpu_count_add(&gt_gpu_count.skipped_other, 1);
@@ -256,6 +264,8 @@ static gt_gpu_pair *begin_timed(CUstream stream, int per_thread)
 gt_gpu_pair *gt_gpu_begin(CUstream stream, int per_thread)
 {
     if (GT_UNLIKELY(gt_cfg.gpu_timing != GT_GPU_TIMING_EVENTS)) return NULL;
+    /* After the report's cut GPU times are read no more: work then is late. */
+    if (GT_UNLIKELY(gt_pipeline_cutting())) return NULL;
     int saved = errno;
     gt_gpu_pair *p = begin_timed(stream, per_thread);
     errno = saved;
@@ -325,10 +335,11 @@ static void log_stats(void)
 
 /* Registered when the first GPU work is seen, so after the CUDA runtime's
  * own handler (registered at its initialisation) and therefore run before
- * it: pending pairs are read while their contexts exist. */
+ * it: pending pairs are read while their contexts exist. Only the cut: the
+ * final report waits for the memory the teardown frees. */
 static void exit_work(void)
 {
-    gt_shutdown();
+    gt_exit_cut();
     if (gt_log_debug_enabled()) log_stats();
 }
 
@@ -376,7 +387,15 @@ void gt_gpu_stats_get(gt_gpu_stats *s)
 #undef GET
 }
 
-static const gt_gpu_resolver resolver = {gt_gpu_resolve};
+/* Why no GPU time could be had at all: a driver without an entry point
+ * timing needs, or no context whose events could be set up. */
+static const char *off_reason(void)
+{
+    const char *why = gt_gpu_driver_off_reason();
+    return why ? why : gt_gpu_pool_off_reason();
+}
+
+static const gt_gpu_resolver resolver = {gt_gpu_resolve, off_reason};
 
 __attribute__((constructor)) static void gpu_time_load(void)
 {

@@ -47,6 +47,11 @@ void gt_gpu_attach(gt_event *ev, gt_gpu_pair *p);
  * events. NULL means the calling thread's current context. */
 void gt_gpu_retire_context(CUcontext ctx);
 
+/* Whether `stream` (as gt_gpu_begin takes it) is being captured into a
+ * graph, asked with whatever capture query the driver has; 0 when it
+ * cannot say. */
+int gt_gpu_stream_capturing(CUstream stream, int per_thread);
+
 /* Called by hooks on the first GPU work a process enqueues: registers the
  * shim's exit handler after the CUDA runtime's, so that it runs first and
  * pending pairs are read while contexts still exist. Cheap after the first

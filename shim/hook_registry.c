@@ -172,8 +172,7 @@ void *gt_hook_resolve(gt_hook *h, const void *caller)
     if (h->lib == GT_LIB_DRIVER) {
         p = gt_cuda_real(h->name);
     } else {
-        gt_dlsym_fn lookup = gt_real_dlsym();
-        p = lookup ? lookup(RTLD_NEXT, h->name) : NULL;
+        p = gt_next_symbol(h->name);
     }
     gt_strtab *names = gt_names();
     uint32_t api = names ? gt_strtab_intern(names, h->base, strlen(h->base)) : 0;

@@ -2,15 +2,32 @@
  *
  * Load (constructor): configuration, log, clock anchor, an empty pipeline
  * (no thread, no chunk: both come with the first record), fork handlers,
- * the exit handler, SIGINT/SIGTERM handlers.
+ * the exit handler, SIGINT/SIGTERM handlers. A copy of the library that
+ * is not the process's active one (copies.c) stops after the log.
  *
- * Exit: gt_shutdown() runs the exit work once, whoever calls first: the
- * interception code (from an atexit handler registered after the CUDA
- * runtime's, so it runs before the runtime's teardown), the atexit handler
- * registered at load, the library destructor, or the signal handler. A
- * process that recorded nothing and made no CUDA call writes nothing
- * unless the verbosity is debug: under `gputrace bash script.sh` every
- * non-CUDA child would otherwise print a report.
+ * Exit, in two steps (drain.c):
+ *  - the cut: the GPU part of the report is finished. It must come before
+ *    the CUDA runtime tears its contexts down (DESIGN §5: GPU times are
+ *    read from events of those contexts), so it is made by the first of:
+ *    the interception code's atexit handler (registered after the
+ *    runtime's, so run before it), the atexit handler registered at load,
+ *    the library destructor.
+ *  - the final report, with the files: as late as the process allows, so
+ *    that memory freed by atexit handlers, C++ static destructors and the
+ *    contexts' own teardown (the runtime's handler, Numba's and CuPy's
+ *    clean-up) is seen freed, not leaked. Made by the second of the two
+ *    last points: the atexit handler registered at load and the library
+ *    destructor. Which one runs last depends on how the shim was loaded:
+ *    preloaded, its atexit handler runs after every destructor (it was
+ *    registered before glibc registered its destructor walk); opened with
+ *    dlopen, its destructor runs last. Between the two steps recording
+ *    goes on: what threads still do is counted as late, and memory freed
+ *    or released is followed to its end.
+ * A signal (signals.c), _exit and _Exit (exec.c) make both steps at once;
+ * an exec makes a report of everything so far. A process that recorded
+ * nothing and made no CUDA call writes nothing unless the verbosity is
+ * debug: under `gputrace bash script.sh` every non-CUDA child would
+ * otherwise print a report.
  *
  * Fork: the child starts afresh (its pid, empty buffers, no drain thread
  * until used, a new report): it never reports the parent's records. */
@@ -21,23 +38,37 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define COMMAND_MAX 32768
 
-_Atomic int gt_cuda_used; /* relaxed: a flag read once at the end */
+_Atomic int gt_cuda_used; /* relaxed: each value stands alone (internal.h) */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic int initialized; /* release after the constructor's work */
 static int parent_pid;
+/* This process's pid (a forked child's, from its fork handler on). Written
+ * at load and in a forked child, before any other thread of the process
+ * can read it. */
+static int self_pid;
+/* The last two exit points reached (relaxed: they run one after the
+ * other, on the exiting thread): the first cuts, the second reports. */
+static _Atomic int exit_points;
 static void (*child_fns[GT_ATFORK_MAX])(void);
 static int n_child_fns; /* written at load only */
 static __thread uint32_t guard_before_fork __attribute__((tls_model("initial-exec")));
 
-void gt_note_cuda_call_slow(void)
+int gt_note_cuda_call_slow(void)
 {
-    atomic_store_explicit(&gt_cuda_used, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&gt_cuda_used, memory_order_relaxed) == GT_CUDA_PASS_THROUGH) return 0;
+    if (!gt_copy_active()) {
+        atomic_store_explicit(&gt_cuda_used, GT_CUDA_PASS_THROUGH, memory_order_relaxed);
+        return 0;
+    }
+    atomic_store_explicit(&gt_cuda_used, GT_CUDA_USED, memory_order_relaxed);
     gt_drain_ensure_started();
+    return 1;
 }
 
 int gt_atfork_child_add(void (*fn)(void))
@@ -74,8 +105,9 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
 {
     (void)ctx;
     gt_collect_flush_debug();
-    int used = atomic_load_explicit(&gt_cuda_used, memory_order_relaxed);
-    if (!totals->records && !totals->dropped && !used && !gt_log_debug_enabled()) return;
+    int used = atomic_load_explicit(&gt_cuda_used, memory_order_relaxed) == GT_CUDA_USED;
+    if (!totals->records && !totals->dropped && !totals->late && !used && !gt_log_debug_enabled())
+        return;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     char *command = read_command();
@@ -88,9 +120,11 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
         .end_ns = gt_clock_mono_ns(),
     };
     if (totals->signal) gt_debug("report made on signal %d", totals->signal);
-    gt_debug("%llu records, %llu dropped", (unsigned long long)totals->records,
-             (unsigned long long)totals->dropped);
-    gt_collect_finish(totals->dropped, &p);
+    if (!totals->final) gt_debug("report made before an exec");
+    gt_debug("%llu records, %llu dropped, %llu late, %llu reported without their pending GPU time",
+             (unsigned long long)totals->records, (unsigned long long)totals->dropped,
+             (unsigned long long)totals->late, (unsigned long long)totals->gpu_given_up);
+    gt_collect_finish(totals, &p);
     free(command);
 }
 
@@ -104,8 +138,9 @@ static gt_pipeline_params shim_params(void)
         .chunk_bytes = chunk,
         .cap_bytes = gt_cfg.buffer_bytes,
         .drain_thread = 1,
-        .final_wait_ms = GT_FINAL_GPU_WAIT_MS,
+        .final_wait_ms = GT_GPU_WAIT_MS,
         .consume_run = gt_collect_records,
+        .cut = gt_collect_cut,
         .finished = on_finished,
     };
 }
@@ -120,21 +155,49 @@ static void start_pipeline(void)
     if (gt_log_debug_enabled()) gt_drain_ensure_started();
 }
 
-void gt_shutdown(void)
+int gt_own_process(void)
+{
+    return self_pid && syscall(SYS_getpid) == self_pid;
+}
+
+static void end_step(int (*step)(unsigned wait_ms), const char *what)
 {
     if (!atomic_load_explicit(&initialized, memory_order_acquire)) return;
     int saved = errno;
     uint32_t guard = gt_tls.guard;
     gt_tls.guard = 1; /* CUDA calls made by the exit work are not recorded */
-    if (gt_pipeline_finish(GT_FINISH_WAIT_MS) != 0 && !gt_tls.finishing)
-        gt_warn("the report was not finished within %u ms", GT_FINISH_WAIT_MS);
+    if (step(GT_FINISH_WAIT_MS) != 0 && !gt_tls.finishing)
+        gt_warn("the %s was not made within %u ms", what, GT_FINISH_WAIT_MS);
     gt_tls.guard = guard;
     errno = saved;
 }
 
+void gt_exit_cut(void)
+{
+    end_step(gt_pipeline_cut, "report's cut");
+}
+
+void gt_exit_final(void)
+{
+    end_step(gt_pipeline_finish, "report");
+}
+
+void gt_exec_report(void)
+{
+    end_step(gt_pipeline_report, "report before the exec");
+}
+
+static void exit_point(void)
+{
+    if (atomic_fetch_add_explicit(&exit_points, 1, memory_order_relaxed) == 0)
+        gt_exit_cut();
+    else
+        gt_exit_final();
+}
+
 static void at_exit(void)
 {
-    gt_shutdown();
+    exit_point();
 }
 
 static void fork_prepare(void)
@@ -151,9 +214,12 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     parent_pid = getppid();
+    self_pid = getpid();
+    atomic_store_explicit(&exit_points, 0, memory_order_relaxed);
     gt_process_start_ns = gt_clock_mono_ns();
-    atomic_store_explicit(&gt_cuda_used, 0, memory_order_relaxed);
+    atomic_store_explicit(&gt_cuda_used, GT_CUDA_UNSEEN, memory_order_relaxed);
     gt_collect_reset();
+    gt_emit_prepare_trace(&gt_cfg);
     start_pipeline();
     for (int i = 0; i < n_child_fns; i++)
         child_fns[i]();
@@ -171,16 +237,24 @@ static void init_body(void)
     int saved = errno;
     gt_config_parse(&gt_cfg, process_getenv, NULL);
     gt_log_init(gt_cfg.log_dest, gt_cfg.log_path, gt_cfg.verbosity);
-    for (unsigned i = 0; i < gt_cfg.n_warnings && gt_cfg.verbosity != GT_VERB_NONE; i++) {
-        char line[GT_WARNING_MAX + 1];
-        size_t n = strlen(gt_cfg.warnings[i]);
-        memcpy(line, gt_cfg.warnings[i], n);
-        line[n++] = '\n';
-        gt_log_write(line, n);
+    /* Another copy of the library is the process's active one: this copy
+     * says so at debug, and sets up nothing (no report, no exit work, no
+     * fork or signal handler). Its configuration warnings are the active
+     * copy's to give. */
+    if (!gt_copy_active()) {
+        gt_copy_describe();
+        errno = saved;
+        return;
     }
+    /* Under the gputrace command the values were checked, and their
+     * warnings given, once for every process (config_warnings.c). */
+    gt_config_give_warnings(&gt_cfg, process_getenv, NULL);
+    gt_emit_anchor_output(&gt_cfg);
+    gt_emit_prepare_trace(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     parent_pid = getppid();
+    self_pid = getpid();
     gt_debug("loaded in pid %d: clock %s, buffer %zu MiB", (int)getpid(),
              gt_clock_tsc ? "tsc" : "clock_gettime", gt_cfg.buffer_bytes >> 20);
     start_pipeline();
@@ -201,11 +275,8 @@ __attribute__((constructor)) static void shim_load(void)
     gt_init_once();
 }
 
-/* Where atexit handlers do not run for the shim (it was loaded with
- * dlopen and is being unloaded, or exit ran before the constructor's
- * atexit), the destructor still ends the trace; after the atexit handler
- * it does nothing. */
+/* One of the two last exit points (see the top of this file). */
 __attribute__((destructor)) static void shim_unload(void)
 {
-    gt_shutdown();
+    exit_point();
 }

@@ -128,8 +128,29 @@ int gt_hook_is_per_thread(const gt_hook *h);
 
 typedef void *(*gt_dlsym_fn)(void *handle, const char *name);
 
-/* glibc's dlsym, never the shim's. */
+/* glibc's own dlsym: for lookups that depend on the caller (RTLD_NEXT,
+ * RTLD_DEFAULT), called from the shim's code so that the shim is the caller. */
+gt_dlsym_fn gt_libc_dlsym(void);
+
+/* The next dlsym in the chain of interposers after this copy (another
+ * tool's, else glibc's); never the shim's own or another copy's. */
 gt_dlsym_fn gt_real_dlsym(void);
+
+/* The definition of `name` after this copy in the global scope (RTLD_NEXT),
+ * past any other copy of libgputrace.so; NULL when none. */
+void *gt_next_symbol(const char *name);
+
+/* The definition of `name` in the object holding `addr` itself, not in its
+ * dependencies; NULL when none. Never enters the loader (elf_symbol.c). */
+void *gt_object_own_symbol(const void *addr, const char *name);
+
+/* elf_symbol.c: the definition of `name` in `map`'s own dynamic symbol
+ * table, of `version` (any when NULL); NULL when none (or map is NULL). */
+struct link_map;
+void *gt_elf_symbol(const struct link_map *map, const char *name, const char *version);
+
+/* strcmp(a, b) == 0 without the C library's strcmp (elf_symbol.c says why). */
+int gt_same_string(const char *a, const char *b);
 
 /* Like gt_cuda_real, but NULL when the program has not loaded libcuda.so.1
  * (never loads it). */
@@ -155,6 +176,12 @@ static inline void *gt_cuda_real_once(gt_real_cache *c, const char *symbol)
         return atomic_load_explicit(&c->fn, memory_order_relaxed);
     return gt_cuda_real_fill(c, symbol);
 }
+
+/* ---------------------------------------------------------------- copies.c */
+
+/* `p`, or, when `p` is in another copy of libgputrace.so, the definition
+ * of `name` after that copy (and after every copy that follows). */
+void *gt_copy_skip(void *p, const char *name);
 
 /* ----------------------------------------------------------------- names.c
  * Kernel names (DESIGN §4): handle (CUfunction, CUkernel, host stub) ->

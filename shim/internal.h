@@ -15,10 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "chrome.h"
 #include "event.h"
 #include "output.h"
+#include "pftrace.h"
 #include "report.h"
 #include "stream_file.h"
 #include "strtab.h"
@@ -64,6 +66,7 @@ typedef struct gt_config {
      * kept until the log is set up so that they go where GPUTRACE_LOG says. */
     unsigned n_warnings;
     char warnings[GT_VAR_COUNT][GT_WARNING_MAX];
+    uint8_t warning_var[GT_VAR_COUNT]; /* the enum gt_config_var each warning is about */
 } gt_config;
 
 typedef const char *(*gt_getenv_fn)(const char *name, void *ctx);
@@ -73,6 +76,21 @@ typedef const char *(*gt_getenv_fn)(const char *name, void *ctx);
 void gt_config_parse(gt_config *cfg, gt_getenv_fn get, void *ctx);
 
 const char *gt_config_var_name(enum gt_config_var v);
+
+/* config_warnings.c. The gputrace command checks the variables once and
+ * gives their warnings; it lists the values it checked in
+ * GPUTRACE_CONFIG_CHECKED (gt_config_checked_list), so that no process
+ * under it repeats a warning about a value it still has. */
+#define GT_CONFIG_CHECKED_VAR "GPUTRACE_CONFIG_CHECKED"
+#define GT_CONFIG_CHECKED_MAX (GT_VAR_COUNT * 17) /* a 16-hex-digit hash and a comma each */
+
+/* The list of the values the variables have now (NUL-terminated). */
+void gt_config_checked_list(gt_getenv_fn get, void *ctx, char out[GT_CONFIG_CHECKED_MAX]);
+
+/* Writes cfg's warning lines to the log (gt_log_init first) unless its
+ * verbosity is none, except those about a value that `get` shows already
+ * checked (listed in its GPUTRACE_CONFIG_CHECKED). */
+void gt_config_give_warnings(const gt_config *cfg, gt_getenv_fn get, void *ctx);
 
 /* The process's configuration. Hooks read gt_cfg.categories and
  * gt_cfg.gpu_timing directly: plain loads, written once before any thread
@@ -187,8 +205,9 @@ extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 /* --------------------------------------------------------- buffer.c, chunks
  * A chunk is one mmap'ed block: a 128-byte header, then gt_event slots.
  * Ownership moves: owner thread (OPEN) -> publish list (PUBLISHED) -> drain
- * -> free stack -> a new owner; or, at exit, OPEN -> STOLEN by the
- * collector, after which the owner's further stores are never read. */
+ * -> free stack -> a new owner; or, at an end step, OPEN -> STOLEN by the
+ * drain, which then reads what the owner commits until the owner moves on
+ * to another chunk, and recycles it. */
 
 enum gt_chunk_state { GT_CHUNK_OPEN, GT_CHUNK_PUBLISHED, GT_CHUNK_STOLEN };
 
@@ -212,6 +231,12 @@ struct gt_chunk {
             uint32_t owner; /* registration serial of the owner thread */
             uint32_t limit; /* drain: records to consume */
             uint32_t done;  /* drain: records already consumed */
+            /* Set by the owner when it takes the chunk: the seq its first
+             * record gets (its thread's chunks are ordered by it), and its
+             * registry node (a stolen chunk is its thread's to write for
+             * as long as the node's `current` is this chunk). */
+            uint64_t first_seq;
+            gt_thread *thr;
         } h;
         char header_bytes[128];
     };
@@ -314,16 +339,17 @@ static inline void gt_guard_leave(void)
     gt_tls.guard = 0;
 }
 
-/* Hooks call this on every intercepted CUDA call: a process that made one
- * reports at exit even with nothing recorded, and gets a drain thread so
- * that SIGINT/SIGTERM can make that report. One relaxed load once set. */
+/* Hooks note every intercepted CUDA call (hooks/hook.h): a process that
+ * made one reports at exit even with nothing recorded, and gets a drain
+ * thread so that SIGINT/SIGTERM can make that report. gt_cuda_used is
+ * GT_CUDA_USED once noted: then one relaxed load and one branch per call.
+ * Any other value takes the slow path, which notes the call in the active
+ * copy, or sets GT_CUDA_PASS_THROUGH in an inactive one (copies.c), whose
+ * wrappers then call the real function and nothing else. */
+enum { GT_CUDA_UNSEEN, GT_CUDA_USED, GT_CUDA_PASS_THROUGH };
 extern _Atomic int gt_cuda_used;
-void gt_note_cuda_call_slow(void);
-static inline void gt_note_cuda_call(void)
-{
-    if (GT_UNLIKELY(!atomic_load_explicit(&gt_cuda_used, memory_order_relaxed)))
-        gt_note_cuda_call_slow();
-}
+/* Returns 0 when the call must only pass through. */
+int gt_note_cuda_call_slow(void);
 
 /* --------------------------------------------------- thread.c, the registry */
 
@@ -372,10 +398,12 @@ uint32_t gt_pool_capacity(void);
  * first, and their number. */
 gt_chunk *gt_publish_take(uint32_t *n);
 
-/* Exit collection: competes with each live thread for its current chunk
- * (OPEN -> STOLEN) and returns those won, with limit = the committed count
- * at that moment, linked through h.next. Recording is closed first. */
-gt_chunk *gt_buffer_collect_live(void);
+/* The end steps (drain.c): competes with each live thread for its current
+ * chunk (OPEN -> STOLEN) and returns those won, with limit = the committed
+ * count at that moment, linked through h.next. The thread goes on writing
+ * a stolen chunk until it is full, then takes another without publishing
+ * it: what it committed meanwhile is for the drain to read. */
+gt_chunk *gt_buffer_steal_live(void);
 void gt_buffer_open(void);  /* after gt_pool_init: records may be begun */
 void gt_buffer_close(void); /* no new chunk is handed out any more */
 
@@ -397,20 +425,33 @@ void gt_buffer_release_thread(void);
  * and a flagged record is reported without GPU time. */
 typedef struct gt_gpu_resolver {
     int (*resolve)(gt_event *ev, int give_up);
+    /* Why GPU timing, configured on, could give no time at all (a short
+     * phrase for the report), or NULL. May be NULL itself. */
+    const char *(*off_reason)(void);
 } gt_gpu_resolver;
 void gt_set_gpu_resolver(const gt_gpu_resolver *r); /* store-release; NULL removes */
+const char *gt_gpu_timing_off_reason(void);         /* the registered resolver's, or NULL */
 
+/* Every record is reported (consumed before the cut), dropped before the
+ * cut, or late (consumed after it, or dropped after it). */
 typedef struct gt_pipeline_totals {
-    uint64_t records; /* records passed to consume() */
-    uint64_t dropped;
+    uint64_t records; /* records passed to the consumer up to the cut (all, before it) */
+    uint64_t dropped; /* records that could not be stored, up to the cut */
+    uint64_t late;    /* records made after the cut, consumed or dropped */
+    /* Reported records whose GPU work was still pending when an end step
+     * stopped waiting for it: reported without GPU time. */
+    uint64_t gpu_given_up;
     int signal; /* the signal that made the report, 0 at a normal exit */
+    int final;  /* the last report; 0 for one made before an exec */
 } gt_pipeline_totals;
 
 typedef struct gt_pipeline_params {
-    size_t chunk_bytes;     /* multiple of 4096, at least GT_CHUNK_MIN_BYTES */
-    size_t cap_bytes;       /* memory cap for chunks */
-    int drain_thread;       /* 0: records wait until gt_pipeline_drain_now/finish */
-    unsigned final_wait_ms; /* at the end: how long pending GPU times are awaited */
+    size_t chunk_bytes; /* multiple of 4096, at least GT_CHUNK_MIN_BYTES */
+    size_t cap_bytes;   /* memory cap for chunks */
+    int drain_thread;   /* 0: records wait until gt_pipeline_drain_now/finish */
+    /* At the cut and at a report: how long pending GPU times are awaited
+     * before they are given up. */
+    unsigned final_wait_ms;
     unsigned idle_sleep_ms; /* longest drain sleep with nothing to do */
     /* Called on the draining thread for each record, in each thread's
      * order, host times still in ticks. */
@@ -419,13 +460,23 @@ typedef struct gt_pipeline_params {
      * records of one thread (n >= 1): the consumer's per-record set-up is
      * paid once per run. */
     void (*consume_run)(gt_event *ev, uint32_t n, void *ctx);
-    /* Called once on the finishing thread after the last record. */
+    /* Called on the draining thread once, at the cut: every record
+     * consumed afterwards is late. */
+    void (*cut)(void *ctx);
+    /* Called on the draining thread for each report: before an exec
+     * (final 0), and once at the end (final 1). */
     void (*finished)(const gt_pipeline_totals *t, void *ctx);
     void *ctx;
 } gt_pipeline_params;
 
-#define GT_FINAL_GPU_WAIT_MS 2000u /* pending GPU times at the end */
-#define GT_FINISH_WAIT_MS 5000u    /* the longest a program thread waits for the report */
+/* What an end step adds to the program's exit or exec, at most, besides
+ * writing the files: pending GPU times are awaited GT_GPU_WAIT_MS (the
+ * rest of the 100 ms goes to consuming what is left and giving up what is
+ * still pending). */
+#define GT_GPU_WAIT_MS 30u
+/* The longest a program thread waits for an end step: a bound for a
+ * report stuck writing its files, far above what one takes. */
+#define GT_FINISH_WAIT_MS 5000u
 
 /* (Re)starts the pipeline with every buffer empty and no drain thread yet.
  * No other thread may be recording. */
@@ -440,19 +491,76 @@ void gt_drain_wake(void);
 /* Tests without a drain thread: one drain pass on the calling thread. */
 void gt_pipeline_drain_now(void);
 
-/* Closes recording, collects every thread's committed records, drains
- * them (awaiting pending GPU times up to final_wait_ms) and calls
- * finished(). Exactly once per pipeline start, whoever calls first: the
- * work runs on the drain thread when there is one (the caller waits up to
- * wait_ms), else on the caller. Returns 0 when finished, -1 on timeout. */
+/* The end steps. Each is made on the drain thread when there is one (the
+ * caller waits up to wait_ms), else on the caller; each returns 0 once
+ * made, -1 on timeout.
+ *
+ * The cut, exactly once: every thread's committed records are taken and
+ * consumed (pending GPU times awaited up to final_wait_ms, then given
+ * up), then params.cut(). Recording goes on. */
+int gt_pipeline_cut(unsigned wait_ms);
+
+/* A report of everything recorded so far (records taken as at the cut),
+ * passed to finished() with final 0; recording goes on. Nothing when
+ * nothing was ever recorded. After the final report, nothing. */
+int gt_pipeline_report(unsigned wait_ms);
+
+/* The cut if not made yet, then, exactly once: recording closes, every
+ * record is consumed, finished() with final 1. */
 int gt_pipeline_finish(unsigned wait_ms);
 
-/* Async-signal-safe: asks the drain thread to finish for signal `sig` and
- * waits up to wait_ms. Returns -1 at once when there is no drain thread
- * (then nothing was recorded and no CUDA call was seen). */
+/* Async-signal-safe: asks the drain thread for the final report for signal
+ * `sig` and waits up to wait_ms. Returns -1 at once when there is no drain
+ * thread (then nothing was recorded and no CUDA call was seen). */
 int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms);
 
-int gt_pipeline_finished(void);
+int gt_pipeline_finished(void); /* the final report was made */
+
+/* 1 from the start of the cut: GPU work needs no event pairs any more. */
+int gt_pipeline_cutting(void);
+
+/* ------------------------------------------------- drain.c and end.c
+ * end.c says when each end step is made and makes it with the drain's
+ * means, on the drain thread (or, without one, on the thread that asked). */
+
+enum gt_drain_state {
+    GT_DRAIN_NONE,     /* not started: starts at first use */
+    GT_DRAIN_STARTING, /* pthread_create in progress */
+    GT_DRAIN_RUNNING,
+    GT_DRAIN_FAILED, /* could not start: records wait until the end */
+    GT_DRAIN_BARRED  /* an end step was made without one: never starts */
+};
+
+/* The drain thread's state once settled (enum gt_drain_state); with
+ * `bar`, a drain not started never will be. */
+int gt_drain_settled(int bar);
+int gt_drain_running(void); /* async-signal-safe */
+
+/* The draining thread's side of the steps. Settle: every record so far
+ * taken (live chunks stolen) and consumed, pending GPU times awaited at
+ * most final_wait_ms from now, then given up. Cut: what is consumed from
+ * now on is late; params.cut. Last: recording closed, every record
+ * consumed. Report: params.finished with the totals so far. */
+void gt_drain_settle(void);
+void gt_drain_cut(void);
+void gt_drain_last(void);
+void gt_drain_report(int final, int sig);
+
+/* For the drain thread: whether a step is asked for (relaxed: a pass
+ * working through a backlog gives way), the steps asked for since the
+ * last take (and the signal of a final one), and making them (1 once the
+ * final report is made). */
+int gt_end_asked(void);
+uint32_t gt_end_take(int *sig);
+int gt_end_work(uint32_t steps, int sig);
+void gt_end_reset(void); /* with the pipeline's start */
+
+/* futex(2) on a private word; and ns as a timespec. */
+long gt_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout);
+static inline struct timespec gt_ns_timespec(uint64_t ns)
+{
+    return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+}
 
 /* --------------------------------------------------------------- collect.c
  * The consumer of the shim's pipeline: ticks -> ns, the error name, a debug
@@ -469,9 +577,12 @@ void gt_collect_record(gt_event *ev, void *ctx);
 void gt_collect_records(gt_event *ev, uint32_t n, void *ctx); /* a run: consume_run */
 void gt_collect_flush_debug(void); /* debug lines are written in batches */
 
-/* After the last record: the dropped count, the report's end, then the
- * summary and files (gt_emit). */
-void gt_collect_finish(uint64_t dropped, const gt_process_info *p);
+/* params.cut: records from now on are late (gt_report_add_after_cut). */
+void gt_collect_cut(void *ctx);
+
+/* A report (params.finished): the pipeline's counts, the report's end,
+ * then the summary and files (gt_emit). */
+void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p);
 gt_report *gt_collect_report(void); /* created on first use; NULL without memory */
 
 /* Interned names shared by hooks and report (one table per process). */
@@ -480,12 +591,23 @@ gt_strtab *gt_names(void);
 /* ------------------------------------------------------------------ init.c
  * Process life. */
 
-/* The exit work, exactly once: publish every thread's records, finish the
- * drain, write the summary and the files. Safe from any thread, any number
- * of times; bounded wait (GT_FINISH_WAIT_MS). The interception code calls
+/* The end steps (init.c says when each is made). Safe from any thread,
+ * any number of times; each waits at most GT_FINISH_WAIT_MS and keeps
+ * errno.
+ *
+ * The cut: the report's GPU part is finished. The interception code calls
  * it from an atexit handler registered after the CUDA runtime initialised,
  * so that it runs before the runtime tears contexts down (DESIGN §5). */
-void gt_shutdown(void);
+void gt_exit_cut(void);
+/* The final report: the cut if not made, then the summary and the files. */
+void gt_exit_final(void);
+/* Before an exec: a report of everything so far; recording goes on. */
+void gt_exec_report(void);
+
+/* Whether the calling process is the one the shim records for: not a
+ * vfork child, nor one made by clone without the fork handlers. Touches
+ * nothing (safe in a vfork child). */
+int gt_own_process(void);
 
 /* Runs the constructor's work if it has not run yet (a hook called before
  * the shim's constructor). */
@@ -499,25 +621,66 @@ int gt_atfork_child_add(void (*fn)(void));
 /* CLOCK_MONOTONIC ns when this process (or forked child) started. */
 extern uint64_t gt_process_start_ns;
 
+/* ---------------------------------------------------------------- copies.c
+ * One active copy of libgputrace.so per process. */
+
+/* Whether this copy is the process's active one (decided once). */
+int gt_copy_active(void);
+
+/* In an inactive copy, the active copy's definition of `name`; else NULL. */
+void *gt_copy_active_symbol(const char *name);
+
+/* In an inactive copy, one debug line saying that it passes calls through. */
+void gt_copy_describe(void);
+
 /* ------------------------------------------------------------------ emit.c */
 
-/* The Chrome trace, streamed while the program runs (collect.c starts it
- * with the report): the drain appends each record's events to a
- * temporary file, gt_emit completes it. */
+/* The traces streamed while the program runs, the Chrome trace and the
+ * Perfetto trace (collect.c starts them with the report): the drain
+ * appends each record's events to their temporary files, gt_emit
+ * completes them. */
+enum { GT_TRACE_CHROME, GT_TRACE_PERFETTO, GT_TRACES };
 typedef struct gt_trace {
-    gt_timeline *timeline; /* NULL: none (not asked for, or it could not start: warned) */
-    gt_stream_file file;
+    /* NULL: none (not asked for, or it could not start: warned) */
+    gt_timeline *timeline;
+    gt_pftrace *pftrace;
+    gt_stream_file files[GT_TRACES];
 } gt_trace;
+
+#define GT_TRACE_NONE                                                                              \
+    {                                                                                              \
+        .files = { {.fd = -1}, {.fd = -1} }                                                        \
+    }
+
+/* Feeds a record to the traces there are. */
+static inline void gt_trace_add(const gt_trace *t, const gt_event *ev)
+{
+    if (t->timeline) gt_timeline_add(t->timeline, ev);
+    if (t->pftrace) gt_pftrace_add(t->pftrace, ev);
+}
+
+/* Frees the traces and removes their temporary files. */
+void gt_trace_discard(gt_trace *t);
 
 /* Writes the summary to the log and the report files, as the configuration
  * says, completing the trace (which is left empty); a file that cannot be
  * written gives a warning. */
 void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace);
 
-/* With chrome among the formats: opens the trace's temporary file beside
- * its final path and starts the timeline, whose times count from
- * origin_ns (a file that cannot be created is warned about now, and the
- * trace is left empty). */
+/* At load: a GPUTRACE_OUTPUT template that expands to a relative path is
+ * made absolute against the working directory, so that a program that
+ * changes directory still writes every file where the user pointed. */
+void gt_emit_anchor_output(gt_config *cfg);
+
+/* With chrome or perfetto among the formats, while the process has one thread (load,
+ * a forked child): readies the descriptor table for the traces' high
+ * number (fd_guard.h), so that the drain never waits on the kernel for it. */
+void gt_emit_prepare_trace(const gt_config *cfg);
+
+/* For chrome and perfetto among the formats: opens each trace's temporary
+ * file beside its final path and starts it, the Chrome trace's times
+ * counting from origin_ns (a file that cannot be created is warned about
+ * now, and that trace is left out). */
 void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
                          uint64_t origin_ns);
 

@@ -45,7 +45,7 @@ static uint32_t intern(const char *s)
  * otherwise keep their mangled names. */
 static demangle_fn find_demangler(void)
 {
-    gt_dlsym_fn lookup = gt_real_dlsym();
+    gt_dlsym_fn lookup = gt_libc_dlsym(); /* RTLD_DEFAULT: the shim's scope */
     if (!lookup) return NULL;
     void *fn = lookup(RTLD_DEFAULT, "__cxa_demangle");
     if (!fn) {

@@ -413,10 +413,28 @@ static int attach(const NvtxExportTableCallbacks *etbl, NvtxCallbackModule modul
 /* Exported: the NVTX loader looks it up by name. */
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
 
+/* In a copy of the library that is not the process's active one
+ * (copies.c), NVTX's call is the active copy's to answer: that copy
+ * records the ranges, as it records the CUDA work inside them. The active
+ * copy never hands the call on, so this cannot loop. */
+static int hand_to_active_copy(NvtxGetExportTableFunc_t get)
+{
+    typedef int (*init_fn)(NvtxGetExportTableFunc_t);
+    init_fn active = (init_fn)gt_copy_active_symbol("InitializeInjectionNvtx2");
+    gt_debug("NVTX: the injection call goes to the active copy of libgputrace.so%s",
+             active ? "" : ", which has none: not traced");
+    return active ? active(get) : 0;
+}
+
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
     int saved = errno;
     gt_init_once();
+    if (!gt_copy_active()) {
+        int r = hand_to_active_copy(get);
+        errno = saved;
+        return r;
+    }
     pthread_once(&key_once, make_key);
     const NvtxExportTableCallbacks *etbl = get ? get(NVTX_ETID_CALLBACKS) : NULL;
     int ok = etbl &&

@@ -73,7 +73,7 @@ GT_DRIVER_HOOK(cuGetProcAddress, cuGetProcAddress, GT_CAT_API)
 GT_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                             cuuint64_t flags)
 {
-    GT_ENTER_ANY(cuGetProcAddress, CUDA_ERROR_NOT_FOUND);
+    GT_ENTER_ANY(cuGetProcAddress, CUDA_ERROR_NOT_FOUND, (symbol, pfn, cudaVersion, flags));
     CUresult r = real_(symbol, pfn, cudaVersion, flags);
     after_lookup(r, symbol, pfn, cudaVersion, flags, "cuGetProcAddress");
     return r;
@@ -84,7 +84,8 @@ GT_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, i
                                                cuuint64_t flags,
                                                CUdriverProcAddressQueryResult *symbolStatus)
 {
-    GT_ENTER_ANY(cuGetProcAddress_v2, CUDA_ERROR_NOT_FOUND);
+    GT_ENTER_ANY(cuGetProcAddress_v2, CUDA_ERROR_NOT_FOUND,
+                 (symbol, pfn, cudaVersion, flags, symbolStatus));
     CUresult r = real_(symbol, pfn, cudaVersion, flags, symbolStatus);
     after_lookup(r, symbol, pfn, cudaVersion, flags, "cuGetProcAddress_v2");
     return r;

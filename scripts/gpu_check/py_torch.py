@@ -16,7 +16,12 @@ def main(work_path):
         print("torch.cuda sees no GPU")
         return 1
     # Exact float32 products, so that the result can be checked against the CPU's.
-    torch.backends.cuda.matmul.allow_tf32 = False
+    # PyTorch 2.9 replaced allow_tf32 (deprecated, warning) by fp32_precision.
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        matmul.fp32_precision = "ieee"
+    else:
+        matmul.allow_tf32 = False
     generator = torch.Generator().manual_seed(1)
     a = torch.randn(SIZE, SIZE, generator=generator)
     b = torch.randn(SIZE, SIZE, generator=generator)

@@ -21,16 +21,19 @@ __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
  * thread for the last context seen. */
 static __thread CUcontext device_ctx __attribute__((tls_model("initial-exec")));
 static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")));
-static gt_real_cache ctx_get_current, ctx_get_device, stream_is_capturing;
+static gt_real_cache ctx_get_current, ctx_get_device;
 
-uint16_t gt_current_device(void)
+/* The device of the current context, which goes into *ctx (NULL: none). */
+static uint16_t current_device_ctx(CUcontext *current)
 {
     typedef CUresult (*get_current_fn)(CUcontext *);
     typedef CUresult (*get_device_fn)(CUdevice *);
     get_current_fn get_current =
         (get_current_fn)gt_cuda_real_once(&ctx_get_current, "cuCtxGetCurrent");
     CUcontext ctx = NULL;
+    *current = NULL;
     if (!get_current || get_current(&ctx) != CUDA_SUCCESS || !ctx) return GT_NO_DEVICE;
+    *current = ctx;
     if (ctx == device_ctx) return device_ordinal;
     get_device_fn get_device = (get_device_fn)gt_cuda_real_once(&ctx_get_device, "cuCtxGetDevice");
     CUdevice dev = 0;
@@ -41,9 +44,18 @@ uint16_t gt_current_device(void)
     return device_ordinal;
 }
 
-/* Recorded by a driver wrapper even under a runtime call of another kind. */
+uint16_t gt_current_device(void)
+{
+    CUcontext ctx;
+    return current_device_ctx(&ctx);
+}
+
+/* Recorded by a driver wrapper even under a runtime call of another kind;
+ * a context's end too (the memory in it goes with it), unless the runtime
+ * call is itself one (cudaDeviceReset: its record names the context). */
 static inline int is_own_work(unsigned kind)
 {
+    if (kind == GT_EV_CTX_END) return gt_rt_current->expect != GT_EV_CTX_END;
     return gt_kind_is_gpu_work(kind) || kind == GT_EV_MODULE;
 }
 
@@ -60,12 +72,7 @@ static inline uint64_t stream_id(const gt_call *c)
  * only for untimed work while timing is on (gt_gpu_begin refused it). */
 static int captured(const gt_call *c)
 {
-    typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
-    is_capturing_fn fn =
-        (is_capturing_fn)gt_cuda_real_once(&stream_is_capturing, "cuStreamIsCapturing");
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUstream s = !c->stream && c->per_thread ? CU_STREAM_PER_THREAD : c->stream;
-    return fn && fn(s, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return gt_gpu_stream_capturing(c->stream, c->per_thread);
 }
 
 /* The host side's kind, or GT_HOST_NONE for device memory. */
@@ -113,9 +120,14 @@ static inline __attribute__((always_inline)) void describe(const gt_call *c, CUr
     memcpy(&ev->u, &c->u, sizeof ev->u);
     if (r != CUDA_SUCCESS || !(gt_hook_mode(c->hook) & GT_HOOK_WORK)) return;
     if (c->kind == GT_EV_MEMCPY) describe_copy(c, ev);
-    /* An allocation or free belongs to a device row of the memory table. */
-    if (c->kind == GT_EV_ALLOC || c->kind == GT_EV_FREE)
-        ev->device = c->device != GT_NO_DEVICE ? c->device : gt_current_device();
+    /* An allocation or free belongs to a device row of the memory table;
+     * an allocation also to its context, which may take it along when it
+     * ends (not VMM memory, which names its device: it outlives contexts). */
+    if (c->kind == GT_EV_ALLOC || c->kind == GT_EV_FREE) {
+        CUcontext ctx = NULL;
+        ev->device = c->device != GT_NO_DEVICE ? c->device : current_device_ctx(&ctx);
+        if (c->kind == GT_EV_ALLOC) ev->u.mem.ctx = (uint64_t)(uintptr_t)ctx;
+    }
     if (c->kind == GT_EV_KERNEL)
         ev->name = c->func_is_stub ? gt_kernel_stub_name(c->u.kernel.func)
                                    : gt_kernel_name(c->u.kernel.func);
@@ -213,6 +225,7 @@ void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)
         if (c->kind == GT_EV_ALLOC || c->kind == GT_EV_FREE) {
             ev->bytes = c->bytes;
             memcpy(&ev->u, &c->u, sizeof ev->u);
+            ev->u.mem.ctx = w->u.mem.ctx; /* the context the driver call saw */
         }
     } else if (ev) {
         describe(c, r == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN, ev);

@@ -13,6 +13,7 @@ void gt_compile_init(gt_compile_call *c, gt_hook *h, enum gt_event_kind kind)
     c->bytes = 0;
     c->inputs = 0;
     c->options = 0;
+    c->first = 0;
 }
 
 void gt_compile_before(gt_compile_call *c)
@@ -64,6 +65,7 @@ void gt_compile_after(const gt_compile_call *c, uint64_t t1, int status, gt_stat
     ev->bytes = c->bytes;
     ev->u.compile.inputs = c->inputs;
     ev->u.compile.options = c->options;
+    ev->u.compile.first = c->first;
     gt_ev_commit(ev);
 }
 
@@ -89,10 +91,22 @@ void gt_compile_add_input(gt_handle_table *t, const void *handle, uint64_t bytes
     errno = saved;
 }
 
+/* gt_handle_info.flags: a record of the handle's compilation was made. */
+#define COMPILE_SEEN 0x1u
+
+static int mark_seen(gt_handle_info *info, void *ctx)
+{
+    *(gt_handle_info *)ctx = *info;
+    info->flags |= COMPILE_SEEN;
+    return 1;
+}
+
 void gt_compile_describe(gt_compile_call *c, gt_handle_table *t, const void *handle)
 {
-    gt_handle_info info;
-    gt_handle_get(t, (uint64_t)(uintptr_t)handle, &info);
+    gt_handle_info info = {0};
+    /* A handle the table could not keep counts as new each time. */
+    int known = gt_handle_edit(t, (uint64_t)(uintptr_t)handle, 0, mark_seen, &info);
+    c->first = !known || !(info.flags & COMPILE_SEEN);
     c->name = info.name;
     c->bytes = info.bytes;
     c->inputs = info.count;

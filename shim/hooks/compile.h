@@ -28,6 +28,7 @@ typedef struct gt_compile_call {
     uint64_t bytes;   /* input size; for a size query, the size answered */
     uint32_t inputs;  /* modules or inputs */
     uint32_t options; /* option count */
+    uint32_t first;   /* the first record of this program or link */
     int saved_errno;
     uint64_t t0;
 } gt_compile_call;
@@ -69,7 +70,9 @@ struct gt_handle_table;
 void gt_compile_add_input(struct gt_handle_table *t, const void *handle, uint64_t bytes,
                           const char *name);
 
-/* The record of a compilation of `handle`: its name, inputs and options. */
+/* The record of a compilation of `handle`: its name, inputs and options,
+ * and whether it is the first of that handle (a program verified, then
+ * compiled, is one program). */
 void gt_compile_describe(gt_compile_call *c, struct gt_handle_table *t, const void *handle);
 
 /* `handle` was destroyed. */
@@ -79,7 +82,7 @@ void gt_compile_forget(struct gt_handle_table *t, const void *handle);
     GT_COMPILER_HOOK(sym, base, GT_CAT_COMPILE)                                                    \
     GT_EXPORT ret sym params                                                                       \
     {                                                                                              \
-        GT_ENTER_ANY(sym, notfound);                                                               \
+        GT_ENTER_ANY(sym, notfound, args);                                                         \
         if (!gt_hook_mode(&GT_HOOK(sym)) || gt_tls.guard) return real_ args;                       \
         gt_compile_call c;                                                                         \
         gt_compile_init(&c, &GT_HOOK(sym), kind);                                                  \

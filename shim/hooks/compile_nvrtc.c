@@ -2,11 +2,13 @@
  * name and input size (source and headers, noted when the program was
  * created), its option count, status and wall time. The size queries
  * (nvrtcGetPTXSize, nvrtcGetCUBINSize) count in `api`, their records
- * carrying the size answered. */
+ * carrying the size answered. The PTX nvrtcGetPTX hands out is
+ * remembered, so that its load is known to be NVRTC's. */
 #include <nvrtc.h>
 
 #include "compile.h"
 #include "handles.h"
+#include "module.h"
 
 /* nvrtcProgram -> its inputs (compile.h): the source, then the headers. */
 static gt_handle_table programs;
@@ -56,3 +58,7 @@ RTC(nvrtcDestroyProgram, GT_EV_API, (nvrtcProgram * prog), (prog),
 
 SIZE_QUERY(nvrtcGetPTXSize)
 SIZE_QUERY(nvrtcGetCUBINSize)
+
+/* PTX handed to the program: a later load of it is NVRTC's (ptx-jit). */
+RTC(nvrtcGetPTX, GT_EV_API, (nvrtcProgram prog, char *ptx), (prog, ptx),
+    if (r_ == NVRTC_SUCCESS) gt_ptx_produced(ptx, GT_PTX_FROM_NVRTC), (void)prog)

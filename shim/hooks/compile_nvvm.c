@@ -7,6 +7,7 @@
 
 #include "compile.h"
 #include "handles.h"
+#include "module.h"
 
 /* nvvmProgram -> its modules (compile.h). */
 static gt_handle_table programs;
@@ -33,6 +34,10 @@ ADD_MODULE(nvvmAddModuleToProgram)
 ADD_MODULE(nvvmLazyAddModuleToProgram)
 COMPILE(nvvmCompileProgram)
 COMPILE(nvvmVerifyProgram)
+
+/* PTX handed to the program: a later load or link of it is NVVM's. */
+NVVM(nvvmGetCompiledResult, GT_EV_API, (nvvmProgram prog, char *buffer), (prog, buffer),
+     if (r_ == NVVM_SUCCESS) gt_ptx_produced(buffer, GT_PTX_FROM_NVVM), (void)prog)
 
 /* The handle is read before the call, which clears it. */
 NVVM(nvvmDestroyProgram, GT_EV_API, (nvvmProgram * prog), (prog),

@@ -1,10 +1,15 @@
 /* Driver initialisation and the end of contexts. Before a context is
  * destroyed or reset its pending GPU times are read and its events freed
  * (gt_gpu_retire_context), whatever the categories: the pairs already
- * taken belong to it. */
+ * taken belong to it. A context that really ends (cuCtxDestroy, a primary
+ * context reset, or released for the last time) is recorded as
+ * GT_EV_CTX_END: the memory still allocated in it goes with it, and the
+ * report says so rather than calling it leaked. */
 #include "hook.h"
 
 static gt_real_cache primary_state, primary_retain, primary_release;
+
+typedef CUresult (*state_fn)(CUdevice, unsigned *, int *);
 
 static void retire(CUcontext ctx)
 {
@@ -12,50 +17,65 @@ static void retire(CUcontext ctx)
     GT_SHIM_WORK(gt_gpu_retire_context(ctx));
 }
 
-/* The primary context of `dev`, when active. It has no handle of its own
- * without a reference, so one is taken and given back around the retire. */
-static void retire_primary(CUdevice dev)
+static int primary_active(CUdevice dev)
 {
-    typedef CUresult (*state_fn)(CUdevice, unsigned *, int *);
+    state_fn state = (state_fn)gt_cuda_real_once(&primary_state, "cuDevicePrimaryCtxGetState");
+    unsigned flags = 0;
+    int active = 0;
+    return state && state(dev, &flags, &active) == CUDA_SUCCESS && active;
+}
+
+/* The primary context of `dev` when active, else NULL. It has no handle of
+ * its own without a reference, so one is taken and given back. */
+static CUcontext active_primary(CUdevice dev)
+{
     typedef CUresult (*retain_fn)(CUcontext *, CUdevice);
     typedef CUresult (*release_fn)(CUdevice);
-    state_fn state = (state_fn)gt_cuda_real_once(&primary_state, "cuDevicePrimaryCtxGetState");
     retain_fn retain = (retain_fn)gt_cuda_real_once(&primary_retain, "cuDevicePrimaryCtxRetain");
     release_fn release =
         (release_fn)gt_cuda_real_once(&primary_release, "cuDevicePrimaryCtxRelease_v2");
-    if (gt_tls.guard || !state || !retain || !release) return;
+    CUcontext ctx = NULL;
+    if (gt_tls.guard || !retain || !release) return NULL;
     GT_SHIM_WORK({
-        unsigned flags = 0;
-        int active = 0;
-        CUcontext ctx = NULL;
-        if (state(dev, &flags, &active) == CUDA_SUCCESS && active &&
-            retain(&ctx, dev) == CUDA_SUCCESS) {
-            gt_gpu_retire_context(ctx);
+        if (!primary_active(dev) || retain(&ctx, dev) != CUDA_SUCCESS)
+            ctx = NULL;
+        else
             release(dev);
-        }
     });
+    return ctx;
 }
 
-/* Retires first, then behaves like any api-only wrapper. */
-#define CONTEXT_END(sym, base, param_t, retire_fn)                                                 \
-    GT_DRIVER_HOOK(sym, base, GT_CAT_API)                                                          \
+/* The call's record: the context it ends, when it ends one (known once
+ * the call returned: `ended`), else a plain api record. */
+#define CONTEXT_END(sym, base, param_t, find_ctx, ended)                                           \
+    GT_DRIVER_HOOK(sym, base, GT_CAT_MEMORY)                                                       \
     GT_EXPORT CUresult CUDAAPI sym(param_t arg)                                                    \
     {                                                                                              \
-        GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND);                                                   \
+        GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND, (arg));                                            \
         int saved = errno;                                                                         \
-        retire_fn(arg);                                                                            \
+        CUcontext ctx = find_ctx(arg);                                                             \
+        if (ctx) retire(ctx);                                                                      \
         errno = saved;                                                                             \
         if (!gt_hook_mode(&GT_HOOK(sym)) || gt_tls.guard) return real_(arg);                       \
         gt_call c;                                                                                 \
-        gt_call_init(&c, &GT_HOOK(sym), GT_EV_API);                                                \
-        GT_DRIVER_CALL(&c, (arg));                                                                 \
+        gt_call_init(&c, &GT_HOOK(sym), ctx ? GT_EV_CTX_END : GT_EV_API);                          \
+        c.u.mem.ctx = (uint64_t)(uintptr_t)ctx;                                                    \
+        GT_DRIVER_CALL_THEN(&c, (arg), if (r_ != CUDA_SUCCESS || !(ended)) c.kind = GT_EV_API);    \
     }
 
-CONTEXT_END(cuCtxDestroy, cuCtxDestroy, CUcontext, retire)
-CONTEXT_END(cuCtxDestroy_v2, cuCtxDestroy, CUcontext, retire)
-CONTEXT_END(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, CUdevice, retire_primary)
-CONTEXT_END(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, CUdevice, retire_primary)
-CONTEXT_END(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, CUdevice, retire_primary)
-CONTEXT_END(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, CUdevice, retire_primary)
+static CUcontext given(CUcontext ctx)
+{
+    return ctx;
+}
+
+CONTEXT_END(cuCtxDestroy, cuCtxDestroy, CUcontext, given, 1)
+CONTEXT_END(cuCtxDestroy_v2, cuCtxDestroy, CUcontext, given, 1)
+/* A release ends the context only when it drops the last reference. */
+CONTEXT_END(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, CUdevice, active_primary,
+            !primary_active(arg))
+CONTEXT_END(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, CUdevice, active_primary,
+            !primary_active(arg))
+CONTEXT_END(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, CUdevice, active_primary, 1)
+CONTEXT_END(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, CUdevice, active_primary, 1)
 
 GT_DRIVER_WRAPPER(cuInit, cuInit, GT_CAT_API, GT_EV_API, (unsigned flags), (flags), (void)c)

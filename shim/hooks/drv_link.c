@@ -74,6 +74,9 @@ static void describe_complete(gt_call *c, CUlinkState state)
     gt_handle_info info;
     gt_handle_get(&links, (uint64_t)(uintptr_t)state, &info);
     c->u.module.image_kind = info.kind == GT_IMAGE_PTX ? GT_IMAGE_PTX : GT_IMAGE_CUBIN;
+    c->u.module.ptx_source = GT_PTX_FROM_LINK;
+    unsigned sm = gt_module_device_sm();
+    c->u.module.device_sm = (uint8_t)(sm < 256 ? sm : 0);
     c->bytes = info.bytes;
 }
 

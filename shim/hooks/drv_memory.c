@@ -32,7 +32,7 @@
     GT_DRIVER_HOOK(sym, base, GT_CAT_MEMORY)                                                       \
     GT_EXPORT CUresult CUDAAPI sym params                                                          \
     {                                                                                              \
-        GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND);                                                   \
+        GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND, args);                                             \
         if (!gt_hook_mode(&GT_HOOK(sym)) || gt_tls.guard) {                                        \
             CUresult r_ = real_ args;                                                              \
             TRACK(r_, track);                                                                      \

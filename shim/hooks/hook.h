@@ -29,9 +29,10 @@
  * wrapped entry point misses one of its variants.
  *
  * GT_*_ENTER pass the call straight through (after noting that CUDA is in
- * use) when neither the hook's category nor `api` is enabled, or when the
- * thread is inside the shim; a missing real function returns the API's
- * not-found error. GT_*_CALL keep errno, take the host time around the
+ * use) when neither the hook's category nor `api` is enabled, when the
+ * thread is inside the shim, or when this copy of the library is not the
+ * process's active one (copies.c); a missing real function returns the
+ * API's not-found error. GT_*_CALL keep errno, take the host time around the
  * real call only, bracket GPU work with an event pair (gpu_time.h) and
  * record one event, never touching the return code. A runtime call and the
  * driver call under it are recorded once (call.c). */
@@ -68,21 +69,27 @@
 #define GT_RUNTIME_HOOK(sym, base, cat) GT_HOOK_DEFINE(sym, base, GT_LIB_RUNTIME, cat)
 #define GT_COMPILER_HOOK(sym, base, cat) GT_HOOK_DEFINE(sym, base, GT_LIB_COMPILER, cat)
 
-/* `real_`: the real function, typed as the wrapper. */
-#define GT_ENTER_ANY(sym, notfound)                                                                \
-    gt_note_cuda_call();                                                                           \
+/* `real_`: the real function, typed as the wrapper. The call is noted
+ * (internal.h, gt_cuda_used): once noted, that costs one load and one
+ * predictable branch. In an inactive copy of the library (copies.c) the
+ * note's slow path says so, and the call goes to the real function with
+ * nothing else done. */
+#define GT_ENTER_ANY(sym, notfound, args)                                                          \
     __typeof__(&sym) real_ =                                                                       \
         (__typeof__(&sym))gt_hook_real(&gt_hook_##sym, __builtin_return_address(0));               \
+    if (GT_UNLIKELY(atomic_load_explicit(&gt_cuda_used, memory_order_relaxed) != GT_CUDA_USED) &&  \
+        !gt_note_cuda_call_slow() && real_)                                                        \
+        return real_ args;                                                                         \
     if (GT_UNLIKELY(!real_)) return (notfound)
 
 #define GT_DRIVER_ENTER(sym, args)                                                                 \
-    GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND);                                                       \
+    GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND, args);                                                 \
     if (!gt_hook_mode(&gt_hook_##sym) || gt_tls.guard) return real_ args
 
 /* A runtime call made by the runtime itself, under a recorded one, is part
  * of that one: passed through. */
 #define GT_RUNTIME_ENTER(sym, args)                                                                \
-    GT_ENTER_ANY(sym, cudaErrorSymbolNotFound);                                                    \
+    GT_ENTER_ANY(sym, cudaErrorSymbolNotFound, args);                                              \
     if (!gt_hook_mode(&gt_hook_##sym) || gt_tls.guard || gt_rt_current) return real_ args
 
 /* One side of a copy, as the API names it. */

@@ -6,6 +6,7 @@
 #include "image.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,26 +46,44 @@ unsigned gt_module_device_sm(void)
     return sm;
 }
 
-static void describe(gt_call *c, enum gt_image_kind kind, uint64_t bytes)
+static void describe(gt_call *c, enum gt_image_kind kind, uint64_t bytes, unsigned sm,
+                     enum gt_ptx_source source)
 {
     c->u.module.image_kind = (uint8_t)kind;
+    c->u.module.ptx_source = (uint8_t)source;
+    c->u.module.device_sm = (uint8_t)(sm < 256 ? sm : 0);
     c->bytes = bytes;
+}
+
+/* A `ptx` image is PTX text or a fat binary holding PTX only. */
+static int is_fatbin(const void *image)
+{
+    uint32_t magic;
+    memcpy(&magic, image, sizeof magic);
+    return magic == GT_FATBIN_MAGIC || magic == GT_FATBIN_WRAPPER_MAGIC;
 }
 
 void gt_module_describe(gt_call *c, const void *image)
 {
     int saved = errno;
     uint64_t bytes;
-    enum gt_image_kind kind = gt_image_classify(image, SIZE_MAX, gt_module_device_sm(), &bytes);
-    describe(c, kind, bytes);
+    unsigned sm = gt_module_device_sm();
+    enum gt_image_kind kind = gt_image_classify(image, SIZE_MAX, sm, &bytes);
+    enum gt_ptx_source source = GT_PTX_FROM_MEMORY;
+    if (kind == GT_IMAGE_PTX)
+        source = is_fatbin(image) ? GT_PTX_FROM_FATBIN : gt_ptx_source_of(image, bytes);
+    describe(c, kind, bytes, sm, source);
     errno = saved;
 }
 
-enum gt_image_kind gt_module_file_kind(const char *path, uint64_t *bytes)
+/* The kind of the image in a file, and in *fatbin whether it is a fat
+ * binary. */
+static enum gt_image_kind file_kind(const char *path, uint64_t *bytes, int *fatbin)
 {
     int saved = errno;
     enum gt_image_kind kind = GT_IMAGE_UNKNOWN;
     *bytes = 0;
+    *fatbin = 0;
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     struct stat st;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -72,6 +91,7 @@ enum gt_image_kind gt_module_file_kind(const char *path, uint64_t *bytes)
         void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map != MAP_FAILED) {
             kind = gt_image_classify(map, size, gt_module_device_sm(), bytes);
+            *fatbin = size >= 4 && is_fatbin(map);
             munmap(map, size);
         }
     }
@@ -80,9 +100,16 @@ enum gt_image_kind gt_module_file_kind(const char *path, uint64_t *bytes)
     return kind;
 }
 
+enum gt_image_kind gt_module_file_kind(const char *path, uint64_t *bytes)
+{
+    int fatbin;
+    return file_kind(path, bytes, &fatbin);
+}
+
 void gt_module_describe_file(gt_call *c, const char *path)
 {
     uint64_t bytes;
-    enum gt_image_kind kind = gt_module_file_kind(path, &bytes);
-    describe(c, kind, bytes);
+    int fatbin;
+    enum gt_image_kind kind = file_kind(path, &bytes, &fatbin);
+    describe(c, kind, bytes, gt_module_device_sm(), fatbin ? GT_PTX_FROM_FATBIN : GT_PTX_FROM_FILE);
 }

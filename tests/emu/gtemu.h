@@ -32,6 +32,11 @@ uint64_t gtemu_capture_event_records(void);
 uint64_t gtemu_events_created(void);
 /* cuGetProcAddress / cuGetProcAddress_v2 requests. */
 uint64_t gtemu_proc_address_requests(void);
+/* Successful loads through `api` ("cuModuleLoad", "cuModuleLoadData",
+ * "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData",
+ * "cuLibraryLoadFromFile") of images of `kind`, the image's own format:
+ * "ptx", "cubin" or "fatbin". */
+uint64_t gtemu_loads(const char *api, const char *kind);
 /* Sets every counter to zero. */
 void gtemu_reset(void);
 

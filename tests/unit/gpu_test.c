@@ -25,7 +25,7 @@ void *gt_cuda_real(const char *symbol)
 int gpu_test_shutdown_calls;
 void (*gpu_test_on_shutdown)(void);
 
-void gt_shutdown(void)
+void gt_exit_cut(void)
 {
     gpu_test_shutdown_calls++;
     if (gpu_test_on_shutdown) gpu_test_on_shutdown();

@@ -83,7 +83,7 @@ uint64_t gpu_test_event_records(void);
 uint64_t gpu_test_capture_event_records(void);
 uint64_t gpu_test_events_created(void);
 
-/* Calls of the test stand-in for gt_shutdown. */
+/* Calls of the test stand-in for gt_exit_cut. */
 extern int gpu_test_shutdown_calls;
 extern void (*gpu_test_on_shutdown)(void);
 

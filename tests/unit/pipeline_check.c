@@ -48,6 +48,42 @@ void check_fill(gt_event *ev)
     ev->host_end = gt_clock_ticks();
 }
 
+_Atomic uint64_t check_gpu_completed;
+int check_gpu_give_ups;
+
+static int fake_resolve(gt_event *ev, int give_up)
+{
+    uint64_t h = ev->gpu_start;
+    if (h <= atomic_load(&check_gpu_completed)) {
+        ev->gpu_start = 1000 * h;
+        ev->gpu_end = 1000 * h + 500;
+        ev->flags = (uint8_t)((ev->flags & ~GT_EVF_GPU_PENDING) | GT_EVF_GPU_TIMED);
+        return 1;
+    }
+    if (!give_up) return 0;
+    check_gpu_give_ups++;
+    ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
+    return 1;
+}
+
+const gt_gpu_resolver check_gpu_resolver = {fake_resolve, NULL};
+
+void check_gpu_reset(void)
+{
+    atomic_store(&check_gpu_completed, 0);
+    check_gpu_give_ups = 0;
+}
+
+void check_record_pending(uint64_t handle)
+{
+    gt_event *ev = gt_ev_begin();
+    assert_non_null(ev);
+    check_fill(ev);
+    ev->flags = GT_EVF_GPU_PENDING;
+    ev->gpu_start = handle;
+    gt_ev_commit(ev);
+}
+
 uint64_t check_record_n(uint64_t n, int throttle)
 {
     uint64_t stored = 0;

@@ -25,6 +25,16 @@ int check_setup_one_by_one(void **state);
 int check_setup_in_runs(void **state);
 void check_finished(const gt_pipeline_totals *t, void *ctx);
 
+/* A fake GPU for records pending their GPU time: handle h (in gpu_start)
+ * completes once h <= check_gpu_completed; resolved records get GPU times
+ * 1000 h .. 1000 h + 500. check_gpu_give_ups counts what was given up. */
+extern _Atomic uint64_t check_gpu_completed;
+extern int check_gpu_give_ups;
+extern const gt_gpu_resolver check_gpu_resolver;
+void check_gpu_reset(void);
+/* Records one checkable record pending the GPU work of `handle`. */
+void check_record_pending(uint64_t handle);
+
 void check_fill(gt_event *ev);
 /* Records n checkable records on the calling thread; returns how many
  * were stored. throttle: wait while a quarter of the cap is pending. */

@@ -1,7 +1,7 @@
 # Unit tests of the pure report code (report/).
 find_package(Threads REQUIRED)
 
-foreach(_t stats strtab aggregate gpu_busy memory nvtx output json)
+foreach(_t stats strtab aggregate gpu_busy memory nvtx output json display_name)
   gt_unit_test(report_${_t} SOURCES test_report_${_t}.c LIBS gt_report Threads::Threads
                LABELS report)
 endforeach()
@@ -24,10 +24,21 @@ add_test(NAME unit.report_csv_parse
                  $<TARGET_FILE:unit_report_csv>)
 set_tests_properties(unit.report_csv_parse PROPERTIES LABELS "unit;report")
 gt_unit_test(report_chrome SOURCES test_report_chrome.c LIBS gt_report LABELS report)
+gt_unit_test(report_fd_guard SOURCES test_report_fd_guard.c LIBS gt_report LABELS report)
 add_test(NAME unit.report_chrome_parse
          COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_chrome_check.py
                  $<TARGET_FILE:unit_report_chrome> ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(unit.report_chrome_parse PROPERTIES LABELS "unit;report")
+
+# The Perfetto trace: the wire-format encoder byte for byte and the writer
+# through a small reader of its own; then (report_pftrace_check.py) the
+# emitted trace decoded with Perfetto's own definitions.
+gt_unit_test(report_pftrace SOURCES test_report_pftrace.c LIBS gt_report LABELS report)
+add_test(NAME unit.report_pftrace_parse
+         COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_pftrace_check.py
+                 $<TARGET_FILE:unit_report_pftrace> ${CMAKE_CURRENT_BINARY_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(unit.report_pftrace_parse PROPERTIES LABELS "unit;report;perfetto"
+                     SKIP_RETURN_CODE 77 TIMEOUT 900)
 
 # Reports read back (report/load.c): round trips through every writer,
 # and what the reader refuses.

@@ -76,7 +76,15 @@ def main():
         check_event(ev, i)
     if failures:
         return report()
+    check_content(events, sort_index=True)
+    return report()
 
+
+def check_content(events, sort_index, flow_base=0):
+    """What the sample run, the hostile names and the bulk launches must
+    show (in the Chrome trace's terms; report_pftrace_check.py brings the
+    Perfetto trace to them). GPU tracks have a sort index in Chrome's;
+    flow ids count from flow_base + 1."""
     meta = [e for e in events if e["ph"] == "M"]
     names = {(e["name"], e["tid"]): e["args"] for e in meta}
     check(any(e["name"] == "process_name" and e["args"].get("name") == "batch_ode" for e in meta),
@@ -84,7 +92,8 @@ def main():
     gpu = [e for e in events if e["ph"] == "X" and e["tid"] >= GPU_TID_BASE]
     for e in gpu:
         check(("thread_name", e["tid"]) in names, f"GPU track {e['tid']} has no thread_name")
-        check(("thread_sort_index", e["tid"]) in names, f"GPU track {e['tid']} has no sort index")
+        check(not sort_index or ("thread_sort_index", e["tid"]) in names,
+              f"GPU track {e['tid']} has no sort index")
     tracks = {names[("thread_name", e["tid"])]["name"] for e in gpu if e["name"].startswith("bulk")}
     want_tracks = {f"GPU {i % 2} stream 0x{0x7f000000a000 + 0x100 * (i % 3):x}" for i in range(6)}
     check(tracks == want_tracks, f"bulk tracks {sorted(tracks)}")
@@ -100,6 +109,21 @@ def main():
     check(all("args" not in e for e in host[:25] + host[25 + 2 * len(HOSTILE):]),
           "a launch with a GPU slice repeats the kernel's name")
 
+    # Flows: each GPU slice ends the one flow that starts at its launch, ids
+    # counting from 1 in launch order; captured launches start none.
+    outs = [e for e in events if e.get("flow_out")]
+    ins = [e for e in events if e.get("flow_in")]
+    check(len(ins) == len(gpu) and all(e.get("flow_in") is True for e in gpu),
+          f"{len(ins)} flow ends for {len(gpu)} GPU slices")
+    check([e["bind_id"] for e in outs] == [flow_base + i for i in range(1, len(gpu) + 1)],
+          "flow ids: not 1, 2, ... in launch order")
+    check([e["bind_id"] for e in ins] == [e["bind_id"] for e in outs],
+          "flow ends not in the order of their starts")
+    check(all(o["tid"] < GPU_TID_BASE and o["cat"] == i["cat"] for o, i in zip(outs, ins)),
+          "a flow starts elsewhere than at a host call of its GPU slice's category")
+    check(not any("bind_id" in e for e in host[26:25 + 2 * len(HOSTILE):2]),
+          "a captured launch starts a flow")
+
     # Hostile names: kernels on the GPU, in the host slices' args, marks, thread names.
     want = [n.decode("utf-8", errors="replace") for n in HOSTILE]
     hostile = [e for e in gpu if e["name"] in want]
@@ -107,18 +131,21 @@ def main():
     check(all(round(e["dur"] * 1000) == 5000 for e in hostile), "hostile kernel durations")
     captured = host[26:25 + 2 * len(want):2]
     check([e.get("args", {}).get("kernel") for e in captured] == want, "captured launch args")
-    check([e["name"] for e in events if e["ph"] == "i"] == want, "mark names")
+    marks = [e["name"] for e in events if e["ph"] == "i"]
+    check(marks[-len(want):] == want, "mark names")
+    sample_marks = [m for c in range(12)
+                    for m in ["chunk done"] + (["step size halved"] if c % 4 == 1 else [])]
+    check(marks[:-len(want)] == sample_marks, f"the sample's marks: {marks[:-len(want)]}")
     threads = [e["args"]["name"] for e in meta if e["name"] == "thread_name" and
                e["tid"] < GPU_TID_BASE]
     check(threads == want, "thread names")
-    return report()
 
 
-def report():
+def report(what="report trace"):
     for f in failures:
         print("FAIL:", f)
     if not failures:
-        print("report trace: structure, durations and names OK")
+        print(f"{what}: structure, durations and names OK")
     return 1 if failures else 0
 
 

@@ -17,7 +17,8 @@ from report_json_check import HOSTILE
 
 HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
           "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps"]
-CATEGORIES = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx", "api"]
+CATEGORIES = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx",
+              "nvtx_mark", "api"]
 
 failures = []
 
@@ -38,8 +39,14 @@ def check_row(row, where):
     cat, _name, calls, *times, nbytes, gbps = row
     check(cat in CATEGORIES, f"{where}: category {cat!r}")
     check(is_uint(calls), f"{where}: calls {calls!r}")
-    check(all(is_uint(t) for t in times) or all(t == "" for t in times),
-          f"{where}: time fields {times}")
+    if cat == "nvtx_mark":
+        # An instant: its first and last times since the start as min_ns and max_ns.
+        check([t != "" for t in times] == [False, False, False, True, True, False, False, False]
+              and is_uint(times[3]) and is_uint(times[4]) and int(times[3]) <= int(times[4]),
+              f"{where}: mark time fields {times}")
+    else:
+        check(all(is_uint(t) for t in times) or all(t == "" for t in times),
+              f"{where}: time fields {times}")
     check(nbytes == "" or is_uint(nbytes), f"{where}: bytes {nbytes!r}")
     if gbps:
         try:

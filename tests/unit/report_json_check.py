@@ -36,7 +36,7 @@ PROCESS = {"pid": int, "ppid": int, "hostname": str, "command": str,
 # SPEC's keys, then the extra keys every row of the table has.
 ROWS = {
     "kernels": {"name": str, "calls": int, "gpu_ns": "stats", "api_ns_total": int,
-                "timed": int, "graph": bool},
+                "timed": int, "graph": bool, "display_name": str},
     "memcpy": {"direction": str, "host_memory": str, "async": bool, "calls": int,
                "bytes": int, "gpu_ns": "stats", "gbps": (int, float), "timed": int},
     "memset": {"calls": int, "bytes": int, "gpu_ns": "stats", "timed": int},
@@ -47,6 +47,7 @@ ROWS = {
              "gpu_ns_total": int},
     "api": {"name": str, "calls": int, "wall_ns": "stats", "errors": dict},
 }
+MARK = {"domain": str, "name": str, "count": int, "first_ns": int, "last_ns": int}
 DEVICE = {"device": int, "allocs": int, "frees": int, "peak_bytes": int,
           "current_bytes": int, "leaked_allocs": int}
 ALL = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx", "api"]
@@ -129,6 +130,14 @@ def check_schema(doc, enabled, label):
     check(bool(devices) == ("memory" in enabled), f"{label}.memory.devices")
     for i, d in enumerate(devices):
         check_object(d, DEVICE, f"{label}.memory.devices[{i}]")
+    marks = doc.get("nvtx_marks")
+    check(isinstance(marks, list), f"{label}.nvtx_marks is not an array")
+    marks = marks if isinstance(marks, list) else []
+    check(bool(marks) == ("nvtx" in enabled), f"{label}.nvtx_marks: {len(marks)} rows")
+    for i, m in enumerate(marks):
+        check_object(m, MARK, f"{label}.nvtx_marks[{i}]")
+        check(m.get("count") == 2 and m.get("last_ns", 0) - m.get("first_ns", 0) == 1000,
+              f"{label}.nvtx_marks[{i}]: {m}")
     advice = doc.get("advice")
     check(isinstance(advice, list), f"{label}.advice is not an array")
     for i, a in enumerate(advice if isinstance(advice, list) else []):
@@ -143,8 +152,15 @@ def check_names(doc):
         return  # the schema is wrong: the names cannot be looked up
     want = [n.decode("utf-8", errors="replace") for n in HOSTILE]
     check([r["name"] for r in doc["kernels"]] == want, "kernel names did not round-trip")
+    # the readable names: the parameter list gone, every other name as it is
+    check([r["display_name"] for r in doc["kernels"]] == ["plain_kernel"] + want[1:],
+          f"kernel display names {[r['display_name'] for r in doc['kernels']]}")
     check([r["name"] for r in doc["nvtx"]] == want, "range names did not round-trip")
     check([r["domain"] for r in doc["nvtx"]] == want, "domain names did not round-trip")
+    check([m["name"] for m in doc["nvtx_marks"]] == want, "mark names did not round-trip")
+    check([m["domain"] for m in doc["nvtx_marks"]] == want, "mark domains did not round-trip")
+    check([m["first_ns"] for m in doc["nvtx_marks"]] == [i * 1000000 + 200 for i in range(len(want))],
+          "mark times")
     check([r["name"] for r in doc["compile"]] == want, "program names did not round-trip")
     check(doc["process"]["command"] == want[0], "command")
     sync = [r for r in doc["api"] if r["name"] == "cuCtxSynchronize"]

@@ -2,7 +2,9 @@
  * go through the real aggregation: a batch solver that compiles its
  * right-hand side with NVRTC, loads it as PTX, then integrates 12 chunks
  * (copy in, kernel, copy out, synchronize) inside NVTX ranges, on two
- * devices, with a few habits the advice rules should catch. Every time
+ * devices, with a few habits the advice rules should catch, and NVTX
+ * marks: one at the end of each chunk, one in the "ode" domain at chunks
+ * 1, 5 and 9. Every time
  * is fixed, so every figure of the report is known. */
 #ifndef TEST_REPORT_SAMPLE_H
 #define TEST_REPORT_SAMPLE_H
@@ -101,6 +103,14 @@ static inline void sample_nvtx(sample *s, uint8_t kind, const char *message)
     sample_add(s, ev);
 }
 
+static inline void sample_mark(sample *s, const char *domain, const char *message)
+{
+    gt_event ev = nvtx_event(GT_EV_NVTX_MARK, SAMPLE_TID, s->t,
+                             domain ? intern(s->names, domain) : 0, intern(s->names, message), 0);
+    s->t += 500;
+    sample_add(s, ev);
+}
+
 static inline void sample_sync(sample *s, const char *api, uint64_t ns)
 {
     gt_event ev = sample_call(s, GT_EV_SYNC, api, ns);
@@ -113,9 +123,12 @@ static inline void sample_setup(sample *s)
     gt_event ev = sample_call(s, GT_EV_COMPILE, "nvrtcCompileProgram", 80000000);
     ev.name = intern(s->names, "lorenz_rhs.cu");
     ev.bytes = 2048;
+    ev.u.compile.first = 1;
     sample_add(s, ev);
     ev = sample_call(s, GT_EV_MODULE, "cuModuleLoadData", 35000000);
     ev.u.module.image_kind = GT_IMAGE_PTX;
+    ev.u.module.ptx_source = GT_PTX_FROM_NVRTC;
+    ev.u.module.device_sm = 90;
     ev.bytes = 120 << 10;
     sample_add(s, ev);
     sample_mem(s, GT_EV_ALLOC, "cuMemAlloc_v2", 0x700000000000ull, 64u << 20, GT_MEM_DEVICE, 0);
@@ -147,6 +160,8 @@ static inline void sample_chunks(sample *s)
         sample_copy(s, "cuMemcpyDtoHAsync_v2", GT_DIR_DTOH, GT_HOST_PINNED, true, 256u << 10,
                     25000);
         sample_sync(s, "cuStreamSynchronize", SAMPLE_SYNC_NS);
+        sample_mark(s, NULL, "chunk done");
+        if (c % 4 == 1) sample_mark(s, "ode", "step size halved");
         sample_nvtx(s, GT_EV_NVTX_POP, NULL);
     }
     sample_nvtx(s, GT_EV_NVTX_POP, NULL);

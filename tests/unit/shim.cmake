@@ -5,6 +5,8 @@ gt_unit_test(shim_pipeline SOURCES test_shim_pipeline.c pipeline_check.c LIBS gt
              LABELS shim pipeline TIMEOUT 300)
 gt_unit_test(shim_pipeline_held SOURCES test_shim_pipeline_held.c pipeline_check.c
              LIBS gt_shim_core LABELS shim pipeline TIMEOUT 120)
+gt_unit_test(shim_pipeline_end SOURCES test_shim_pipeline_end.c pipeline_check.c
+             LIBS gt_shim_core LABELS shim pipeline TIMEOUT 120)
 gt_unit_test(shim_log SOURCES test_shim_log.c LIBS gt_shim_core LABELS shim)
 gt_unit_test(shim_clock SOURCES test_shim_clock.c LIBS gt_shim_core LABELS shim)
 gt_unit_test(shim_collect SOURCES test_shim_collect.c LIBS gt_shim_core LABELS shim)

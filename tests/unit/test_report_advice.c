@@ -206,6 +206,46 @@ static void test_ptx_jit(void **unused)
     drop(f);
 }
 
+static void ptx_load(fixture *f, uint8_t source, uint8_t sm, uint64_t ns)
+{
+    gt_event ev = host_event(GT_EV_MODULE, 1, START, START + ns);
+    ev.api = intern(f->names, "cuModuleLoadData");
+    ev.u.module.image_kind = GT_IMAGE_PTX;
+    ev.u.module.ptx_source = source;
+    ev.u.module.device_sm = sm;
+    ev.bytes = 1000;
+    gt_report_add(f->r, &ev);
+}
+
+/* The fix named is the one for where the PTX of most JIT time came
+ * from; with several sources, how many came from each. */
+static void test_ptx_jit_sources(void **unused)
+{
+    (void)unused;
+    fixture *f = make();
+    ptx_load(f, GT_PTX_FROM_NVRTC, 86, 4000000);
+    run_rules(f);
+    expect(f, "ptx-jit", 1,
+           "1 module was loaded as PTX, compiled by the driver at load (4.00 ms): the PTX came "
+           "from NVRTC in this process: compile to a cubin instead (--gpu-architecture=sm_86, "
+           "then nvrtcGetCUBIN), so that nothing is compiled at run time.");
+    ptx_load(f, GT_PTX_FROM_NVRTC, 86, 4000000);
+    ptx_load(f, GT_PTX_FROM_FATBIN, 0, 9000000);
+    run_rules(f);
+    expect(f, "ptx-jit", 3,
+           "3 modules were loaded as PTX (2 from NVRTC, 1 from fat binaries), compiled by the "
+           "driver at load (17.0 ms): the fat binary has no machine code for this GPU, only "
+           "PTX: build with nvcc -gencode arch=compute_86,code=sm_86, so that");
+    drop(f);
+    /* An unknown device, and a source the shim never writes. */
+    f = make();
+    ptx_load(f, GT_PTX_SOURCE_COUNT + 3, 0, 1000);
+    run_rules(f);
+    expect(f, "ptx-jit", 1, "a cubin (nvcc -cubin -arch=sm_XX, or NVRTC with "
+                            "--gpu-architecture=sm_XX)");
+    drop(f);
+}
+
 static void mem(fixture *f, uint8_t kind, uint64_t addr, uint64_t bytes, uint8_t mem_kind,
                 uint16_t device)
 {
@@ -225,8 +265,35 @@ static void test_leak(void **unused)
     mem(f, GT_EV_ALLOC, 0x2000, 3 << 20, GT_MEM_DEVICE, 0);
     mem(f, GT_EV_ALLOC, 0x3000, 5 << 20, GT_MEM_MANAGED, 1);
     run_rules(f);
-    expect(f, "leak", 2, "2 device allocations (8.00 MiB) were still allocated at exit");
+    expect(f, "leak", 2,
+           "2 device allocations (8.00 MiB) were still held when the process ended: neither the "
+           "program nor the end of their CUDA context freed them.");
+    expect(f, "leak", 2, "in Python, drop the last reference to a device array");
     expect(f, "leak", 2, "Largest: 5.00 MiB on device 1.");
+    drop(f);
+}
+
+/* Memory still allocated in a context that then ended went with it (as
+ * frameworks such as Numba leave it to do at exit): no leak. */
+static void test_released_with_context_is_no_leak(void **unused)
+{
+    (void)unused;
+    fixture *f = make();
+    gt_event ev = mem_event(GT_EV_ALLOC, 1, START, 0x2000, 3 << 20, GT_MEM_DEVICE, 0);
+    ev.u.mem.ctx = 0xc0;
+    gt_report_add(f->r, &ev);
+    ev = mem_event(GT_EV_ALLOC, 1, START, 0x3000, 1 << 20, GT_MEM_DEVICE, 0);
+    ev.u.mem.ctx = 0xc1;
+    gt_report_add(f->r, &ev);
+    gt_event end = mem_event(GT_EV_CTX_END, 1, START + 10, 0, 0, GT_MEM_DEVICE, GT_NO_DEVICE);
+    end.u.mem.ctx = 0xc0;
+    gt_report_add(f->r, &end);
+    run_rules(f);
+    expect(f, "leak", 1, "1 device allocation (1.00 MiB) was still held when the process ended");
+    end.u.mem.ctx = 0xc1;
+    gt_report_add(f->r, &end);
+    run_rules(f);
+    assert_null(finding(f, "leak"));
     drop(f);
 }
 
@@ -316,7 +383,9 @@ int main(void)
         cmocka_unit_test(test_sync_api),
         cmocka_unit_test(test_gpu_idle),
         cmocka_unit_test(test_ptx_jit),
+        cmocka_unit_test(test_ptx_jit_sources),
         cmocka_unit_test(test_leak),
+        cmocka_unit_test(test_released_with_context_is_no_leak),
         cmocka_unit_test(test_failed_calls_are_ignored),
         cmocka_unit_test(test_sample_and_clean_run),
         cmocka_unit_test(test_json_rows),

@@ -27,10 +27,7 @@
 #include "report/chrome.h"
 #include "report/outbuf.h"
 #include "report/stream_file.h"
-#include "hex_names.h"
-#include "report_sample.h"
-
-#define BULK_LAUNCHES 60000u
+#include "trace_emit.h"
 
 /* ----------------------------------------------------------- helpers */
 
@@ -478,28 +475,8 @@ static int emit(int argc, char **argv)
     s.ctx = tl;
     sample_run(&s);
     uint64_t t = SAMPLE_END;
-    uint32_t launch = intern(s.names, "cuLaunchKernel");
-    for (int i = 3; i < argc; i++, t += 10000) {
-        gt_event ev = kernel_event(intern_hex(s.names, argv[i]), 100, t, t + 200, t + 5200);
-        ev.api = launch;
-        ev.stream = 0x7f0000009000ull;
-        sample_add(&s, ev);
-        ev.flags |= GT_EVF_CAPTURED; /* no GPU slice: the host slice names it */
-        sample_add(&s, ev);
-        ev = nvtx_event(GT_EV_NVTX_MARK, 100, t, 0, ev.name, 0);
-        sample_add(&s, ev);
-        ev = host_event(GT_EV_THREAD_NAME, 100 + (uint32_t)i, 0, 0);
-        ev.name = intern_hex(s.names, argv[i]);
-        sample_add(&s, ev);
-    }
-    uint32_t bulk = intern(s.names, "bulk_kernel(float*)");
-    for (uint32_t i = 0; i < BULK_LAUNCHES; i++, t += 3000) {
-        gt_event ev = kernel_event(bulk, 200 + i % 2, t, t + 500, t + 500 + 1000 + i % 1000);
-        ev.api = launch;
-        ev.device = (uint16_t)(i % 2);
-        ev.stream = 0x7f000000a000ull + 0x100 * (i % 3);
-        sample_add(&s, ev);
-    }
+    t = emit_hostile(&s, t, argv + 3, argc - 3);
+    t = emit_bulk(&s, t);
     int rc = gt_timeline_finish(tl, &s.p);
     gt_timeline_destroy(tl);
     if (rc != 0 || gt_stream_file_commit(&f, argv[2], err, sizeof err) != 0) {

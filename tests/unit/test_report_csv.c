@@ -43,15 +43,30 @@ static int count_records(const char *csv)
     return n;
 }
 
+/* The times of the first and the last mark in a domain. */
+static void note_marks(void *ctx, const gt_report *r, const gt_event *ev)
+{
+    (void)r;
+    uint64_t *t = ctx;
+    if (ev->kind != GT_EV_NVTX_MARK || !ev->u.nvtx.domain) return;
+    if (!t[0]) t[0] = ev->host_start;
+    t[1] = ev->host_start;
+}
+
 static void test_sample_rows(void **unused)
 {
     (void)unused;
     sample s;
-    sample_build(&s, NULL);
+    uint64_t mark_times[2] = {0, 0};
+    sample_init(&s, NULL);
+    s.also = note_marks;
+    s.ctx = mark_times;
+    sample_run(&s);
     char *csv = csv_of(s.r);
     assert_memory_equal(csv, HEADER, strlen(HEADER));
-    /* 3 kernels, 4 copies, 3 memory rows x 2, 1 compile, 1 module, 3 sync, 2 nvtx, 12 api */
-    assert_int_equal(count_records(csv), 1 + 3 + 4 + 6 + 1 + 1 + 3 + 2 + 12);
+    /* 3 kernels, 4 copies, 3 memory rows x 2, 1 compile, 1 module, 3 sync, 2 nvtx, 2 marks,
+     * 12 api */
+    assert_int_equal(count_records(csv), 1 + 3 + 4 + 6 + 1 + 1 + 3 + 2 + 2 + 12);
     assert_non_null(strstr(csv, "\r\nkernel,\"" SAMPLE_RK4_NAME "\",12,24660000,2055000,2055000,"
                                 "2000000,2110000,36056,2000000,2060000,,\r\n"));
     assert_non_null(strstr(csv, "\r\nmemcpy,\"HtoD pinned async\",12,480000,40000,40000,40000,"
@@ -63,6 +78,13 @@ static void test_sample_rows(void **unused)
     assert_non_null(strstr(csv, "\r\nmodule,\"cuModuleLoadData ptx\",1,35000000,"));
     assert_non_null(strstr(csv, "\r\nsync,\"cuStreamSynchronize\",12,30000000,2500000,"));
     assert_non_null(strstr(csv, "\r\nnvtx,\"chunk\",12,"));
+    /* marks: the count, then the first and last time (no process given: from 0) */
+    char mark[128];
+    snprintf(mark, sizeof mark, "\r\nnvtx_mark,\"ode:step size halved\",3,,,,%llu,%llu,,,,,\r\n",
+             (unsigned long long)mark_times[0], (unsigned long long)mark_times[1]);
+    assert_non_null(strstr(csv, mark));
+    assert_true(strstr(csv, "\r\nnvtx,") < strstr(csv, "\r\nnvtx_mark,"));
+    assert_true(strstr(csv, "\r\nnvtx_mark,") < strstr(csv, "\r\napi,"));
     assert_non_null(strstr(csv, "\r\napi,\"cuMemAlloc_v2\",4,75000,18750,20000,15000,20000,2500,"
                                 "20000,18333,,\r\n"));
     /* categories in report order */

@@ -4,7 +4,7 @@
  * structure and readable units (the summary has its own tests).
  * Run as `--emit CATEGORIES HEXNAME...`: prints a report built from
  * records of every kind, with the given names (hex-encoded bytes, so that
- * any byte can be passed) as kernel, range and program names, for
+ * any byte can be passed) as kernel, range, mark and program names, for
  * report_json_check.py to parse back. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -159,10 +159,11 @@ static void test_graph_and_timed_keys(void **unused)
     fclose(f);
     assert_non_null(
         strstr(text, "{\"name\": \"[graph launch]\", \"calls\": 1, \"gpu_ns\": {\"total\": 8000"));
-    assert_non_null(strstr(text, "\"timed\": 1, \"graph\": true}"));
+    assert_non_null(
+        strstr(text, "\"timed\": 1, \"graph\": true, \"display_name\": \"[graph launch]\"}"));
     assert_non_null(
         strstr(text, "{\"name\": \"graph\", \"calls\": 2, \"gpu_ns\": {\"total\": 500"));
-    assert_non_null(strstr(text, "\"timed\": 1, \"graph\": false}"));
+    assert_non_null(strstr(text, "\"timed\": 1, \"graph\": false, \"display_name\": \"graph\"}"));
     assert_non_null(strstr(text, "\"calls\": 1, \"bytes\": 64, \"gpu_ns\": {\"total\": 0"));
     assert_non_null(strstr(text, "\"gbps\": 0.000, \"timed\": 0, \"timed_bytes\": 0}"));
     free(text);
@@ -233,6 +234,11 @@ static int emit(int argc, char **argv)
         gt_report_add(r, &e);
         e = nvtx_event(GT_EV_NVTX_POP, 1, t + 500000 - (uint64_t)i, name, 0, 0);
         gt_report_add(r, &e);
+        /* two marks per name, so that each row has a first and a last */
+        for (uint64_t m = 0; m < 2; m++) {
+            e = nvtx_event(GT_EV_NVTX_MARK, 1, t + 200 + m * 1000, name, name, 0);
+            gt_report_add(r, &e);
+        }
         e = host_event(GT_EV_COMPILE, 1, t, t + 1000 * (uint64_t)(n - i));
         e.api = intern(names, "nvrtcCompileProgram");
         e.name = name;

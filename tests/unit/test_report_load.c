@@ -82,7 +82,7 @@ static void test_unusual_rows_round_trip(void **unused)
     ev = sample_call(&s, GT_EV_API, "cuCtxGetFlags", 100);
     ev.result = 9999;
     sample_add(&s, ev);
-    gt_report_add_dropped(s.r, 17);
+    gt_report_set_counts(s.r, &(gt_report_counts){.dropped = 17});
     uint32_t dom = intern(s.names, "io"), tid = 77;
     const char *levels[] = {"outer", "mid", "inner", "innermost"};
     for (unsigned round = 0; round < 3; round++) {
@@ -169,12 +169,12 @@ static void test_refuses_bad_values(void **unused)
     *cut = '\0';
     expect_refused(json, "truncated");
     free(json);
-    expect_edit_refused("\"events\": 249", "\"events\": -1", "totals.events: expected an integer");
-    expect_edit_refused("\"events\": 249", "\"events\": 1e400", "totals.events: expected an integer");
-    expect_edit_refused("\"events\": 249", "\"events\": 2.5", "totals.events: expected an integer");
-    expect_edit_refused("\"events\": 249", "\"events\": 18446744073709551616",
+    expect_edit_refused("\"events\": 264", "\"events\": -1", "totals.events: expected an integer");
+    expect_edit_refused("\"events\": 264", "\"events\": 1e400", "totals.events: expected an integer");
+    expect_edit_refused("\"events\": 264", "\"events\": 2.5", "totals.events: expected an integer");
+    expect_edit_refused("\"events\": 264", "\"events\": 18446744073709551616",
                         "totals.events: expected an integer");
-    expect_edit_refused("\"events\": 249", "\"events\": \"249\"", "totals.events: expected");
+    expect_edit_refused("\"events\": 264", "\"events\": \"264\"", "totals.events: expected");
     expect_edit_refused("\"total\": 24660000", "\"total\": null", "kernels[0].gpu_ns.total");
     expect_edit_refused("\"calls\": 12, \"gpu_ns\"", "\"gpu_ns\"", "kernels[0].calls: missing");
     expect_edit_refused("\"direction\": \"HtoD\"", "\"direction\": \"sideways\"",
@@ -196,7 +196,7 @@ static void test_accepts_hostile_names_and_extra_keys(void **unused)
     char *more = strstr(json, "\"dropped\"");
     assert_non_null(more);
     char *edited = NULL;
-    assert_true(asprintf(&edited, "%.*s\"late_events\": 5, \"label\": \"x\", %s", (int)(more - json),
+    assert_true(asprintf(&edited, "%.*s\"captured_events\": 5, \"label\": \"x\", %s", (int)(more - json),
                          json, more) > 0);
     char *tail = strrchr(edited, '}');
     *tail = '\0';
@@ -208,7 +208,7 @@ static void test_accepts_hostile_names_and_extra_keys(void **unused)
     gt_report *r = load_text(full, names, err);
     if (!r) fail_msg("%s", err);
     char *out = render(gt_report_write_json, r, gt_report_process(r));
-    assert_non_null(strstr(out, "\"late_events\": 5"));
+    assert_non_null(strstr(out, "\"captured_events\": 5"));
     assert_null(strstr(out, "\"label\""));
     assert_non_null(strstr(out, "\"capture\": {\"mode\":\"all\",\"w\":[1,2.5,\"\xef\xbf\xbd\"]}"));
     assert_non_null(strstr(out, "\"name\": \"bad \""));

@@ -1,5 +1,6 @@
 /* The memory category: per-device counts, current and peak bytes, leaks,
- * and records that reach the report out of order. */
+ * memory released with its context, and records that reach the report
+ * out of order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -90,6 +91,67 @@ static void test_peak_and_leak(void **unused)
     n = gt_memory_largest_leaks(&mem, 0, leaks, 1);
     assert_int_equal(n, 1);
     assert_int_equal(leaks[0].bytes, 300);
+}
+
+static void alloc_in(uint64_t t, uint64_t addr, uint64_t bytes, uint8_t kind, uint64_t ctx)
+{
+    gt_event ev = mem_event(GT_EV_ALLOC, 1, t, addr, bytes, kind, 0);
+    ev.u.mem.ctx = ctx;
+    gt_memory_add(&mem, &ev);
+}
+
+static void end_context_at(uint64_t t, uint64_t ctx)
+{
+    gt_event ev = mem_event(GT_EV_CTX_END, 1, t, 0, 0, GT_MEM_DEVICE, GT_NO_DEVICE);
+    ev.u.mem.ctx = ctx;
+    gt_memory_add(&mem, &ev);
+}
+
+/* How memory ends: freed; released with its context (the context's live
+ * allocations made before its end, whatever their kind but VMM memory,
+ * which outlives contexts); still held at the end (leaked). Released
+ * memory is no longer in use and is no leak. */
+static void test_released_with_context(void **unused)
+{
+    (void)unused;
+    heard h = {0};
+    gt_memory_set_sink(&mem, hear, &h);
+    alloc_in(10, 0x1000, 100, GT_MEM_DEVICE, 0xa);
+    alloc_in(20, 0x2000, 200, GT_MEM_MANAGED, 0xa);
+    alloc_in(30, 0x3000, 400, GT_MEM_DEVICE, 0xb); /* another context: stays */
+    alloc_in(40, 0x4000, 800, GT_MEM_VMM, 0);      /* VMM: no context */
+    free_at(50, 0x1000, GT_MEM_DEVICE, 0);
+    end_context_at(60, 0xa);
+    alloc_in(70, 0x5000, 16, GT_MEM_DEVICE, 0xa); /* a later context at the same handle */
+    gt_memory_finish(&mem);
+    const gt_mem_device *d = device(0);
+    assert_int_equal(d->allocs, 5);
+    assert_int_equal(d->frees, 1);
+    assert_int_equal(d->ctx_released_allocs, 1);
+    assert_int_equal(d->ctx_released_bytes, 200);
+    assert_int_equal(d->live_allocs, 3);
+    assert_int_equal(d->current_bytes, 400 + 800 + 16);
+    assert_int_equal(d->peak_bytes, 100 + 200 + 400 + 800);
+    assert_int_equal(h.last_bytes, 400 + 800 + 16); /* the trace's counter went down too */
+    gt_mem_leak leaks[4];
+    assert_int_equal(gt_memory_largest_leaks(&mem, 0, leaks, 4), 3);
+    /* A context's end without a context, and one that never had memory,
+     * change nothing. */
+    end_context_at(80, 0);
+    end_context_at(90, 0xc);
+    assert_int_equal(device(0)->live_allocs, 3);
+}
+
+/* A context's end arriving before an allocation made in it earlier (two
+ * threads' records out of order) leaves that allocation alone: it is
+ * matched by time, as frees are. */
+static void test_context_end_takes_only_earlier(void **unused)
+{
+    (void)unused;
+    end_context_at(50, 0xa);
+    alloc_in(60, 0x1000, 100, GT_MEM_DEVICE, 0xa);
+    assert_int_equal(device(0)->live_allocs, 1);
+    assert_int_equal(device(0)->ctx_released_allocs, 0);
 }
 
 /* Thread 2's free is drained before thread 1's allocation. */
@@ -213,6 +275,28 @@ static void test_peak_in_time_order(void **unused)
     assert_int_equal(h.bytes[6], 200);
 }
 
+/* One sink per trace: both hear every change; a third is refused; a sink
+ * removed hears no more, the other goes on. */
+static void test_two_sinks(void **unused)
+{
+    (void)unused;
+    heard a = {.count = 0}, b = {.count = 0}, c = {.count = 0};
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &a), 0);
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &b), 0);
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &b), 0); /* b's own, replaced */
+    assert_int_equal(gt_memory_set_sink(&mem, hear, &c), -1);
+    alloc_at(10, 0x1000, 100, GT_MEM_DEVICE, 0);
+    gt_memory_finish(&mem);
+    assert_int_equal(gt_memory_set_sink(&mem, NULL, &a), 0);
+    free_at(20, 0x1000, GT_MEM_DEVICE, 0);
+    gt_memory_finish(&mem);
+    assert_int_equal(a.count, 1);
+    assert_int_equal(a.bytes[0], 100);
+    assert_int_equal(b.count, 2);
+    assert_int_equal(b.bytes[1], 0);
+    assert_int_equal(c.count, 0);
+}
+
 /* More changes than are kept: the older half is folded, the peak stays
  * exact for records that arrive in time. */
 static void test_peak_after_folding(void **unused)
@@ -241,8 +325,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_peak_and_leak, reset),
+        cmocka_unit_test_teardown(test_released_with_context, reset),
+        cmocka_unit_test_teardown(test_context_end_takes_only_earlier, reset),
         cmocka_unit_test_teardown(test_peak_in_time_order, reset),
         cmocka_unit_test_teardown(test_peak_after_folding, reset),
+        cmocka_unit_test_teardown(test_two_sinks, reset),
         cmocka_unit_test_teardown(test_free_before_its_alloc, reset),
         cmocka_unit_test_teardown(test_address_reuse_out_of_order, reset),
         cmocka_unit_test_teardown(test_early_free_needs_earlier_alloc, reset),

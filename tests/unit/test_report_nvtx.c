@@ -5,6 +5,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -314,29 +317,122 @@ static void test_idmap_against_array(void **unused)
     gt_idmap_free(&m);
 }
 
-/* The outermost ranges' time: each thread's time inside some range, a
- * nested range (in any domain, push/pop or start/end) counted once. */
-static void test_outermost_time(void **unused)
+/* The time ranges were open: each thread's time inside some range, a
+ * nested range (in any domain, push/pop or start/end) counted once, and
+ * a range that outlives its enclosing one extending it. */
+static void test_open_time(void **unused)
 {
     (void)unused;
-    push(1, 1000, 0, "solve"); /* outer: 1000..9000 */
+    push(1, 1000, 0, "solve"); /* 1000..9000 */
     push(1, 2000, 0, "chunk");
     push(1, 2500, 7, "library"); /* another domain, still inside solve */
     pop(1, 3000, 7);
     pop(1, 4000, 0);
     pop(1, 9000, 0);
-    start(1, 10000, "pipeline", 5); /* outer: 10000..20000 */
+    start(1, 10000, "pipeline", 5); /* 10000..20000 */
     push(1, 11000, 0, "chunk");     /* inside the start/end range */
     pop(1, 12000, 0);
     end(1, 20000, 5);
-    push(2, 500, 0, "worker"); /* another thread: outer, 500..1500 */
-    start(2, 700, "io", 6);    /* inside worker */
+    push(2, 500, 0, "worker"); /* another thread: 500..1500 */
+    start(2, 700, "io", 6);    /* begins inside worker, ends after it: 500..1600 */
     pop(2, 1500, 0);
     end(2, 1600, 6);
-    push(2, 5000, 0, "worker"); /* outer again, open at exit: 5000..30000 */
+    push(2, 5000, 0, "worker"); /* open at exit: 5000..30000 */
     gt_report_finish(r, 30000);
-    assert_int_equal(r->nvtx.outer_ns, 8000 + 10000 + 1000 + 25000);
+    assert_int_equal(r->nvtx.open_ns, 8000 + 10000 + 1100 + 25000);
     assert_int_equal(range(0, "chunk")->time.total, 2000 + 1000);
+    assert_int_equal(range(0, "chunk")->open_ns, 2000 + 1000);
+    assert_int_equal(range(0, "worker")->open_ns, 1000 + 25000);
+    assert_int_equal(range(0, "io")->open_ns, 900);
+}
+
+/* Every row's open time within the whole, which is what its Time% is a
+ * share of: a range pushed inside itself, ranges of two domains that
+ * overlap without nesting, start/end ranges of one name that overlap on
+ * one thread, one started on a thread and ended on another. */
+static void overlapping_ranges(void)
+{
+    uint32_t lib = intern(names, "mylib");
+    push(1, 0, 0, "recurse"); /* 0..1000, and again inside: counted once */
+    push(1, 100, 0, "recurse");
+    push(1, 200, 0, "recurse");
+    pop(1, 800, 0);
+    pop(1, 900, 0);
+    pop(1, 1000, 0);
+    push(1, 2000, 0, "app"); /* 2000..3000 */
+    push(1, 2500, lib, "lib"); /* 2500..6000: outlives app */
+    pop(1, 3000, 0);
+    pop(1, 6000, lib);
+    start(2, 0, "request", 1); /* three overlapping: 0..4000 */
+    start(2, 1000, "request", 2);
+    start(2, 2000, "request", 3);
+    end(2, 3000, 1);
+    end(2, 4000, 3);
+    end(2, 3500, 2);
+    start(3, 100, "handoff", 9); /* ended by thread 4 at 700 */
+    end(4, 700, 9);
+    push(3, 900, 0, "after"); /* thread 3 passes 700: the handoff settles */
+    pop(3, 1000, 0);
+    gt_report_finish(r, 10000);
+}
+
+static void test_open_time_within_whole(void **unused)
+{
+    (void)unused;
+    overlapping_ranges();
+    uint32_t lib = intern(names, "mylib");
+    const gt_row *recurse = range(0, "recurse");
+    assert_int_equal(recurse->calls, 3);
+    assert_int_equal(recurse->time.total, 1000 + 800 + 600);
+    assert_int_equal(recurse->open_ns, 1000);
+    assert_int_equal(range(0, "app")->open_ns, 1000);
+    assert_int_equal(range(lib, "lib")->open_ns, 3500);
+    const gt_row *request = range(0, "request");
+    assert_int_equal(request->time.total, 3000 + 2500 + 2000);
+    assert_int_equal(request->open_ns, 4000);
+    assert_int_equal(range(0, "handoff")->open_ns, 600);
+    /* thread 1: 0..1000 and 2000..6000; thread 2: 0..4000; thread 3:
+     * 100..700 and 900..1000. */
+    assert_int_equal(r->nvtx.open_ns, 1000 + 4000 + 4000 + 600 + 100);
+    const gt_table *t = &r->tables[GT_CAT_NVTX];
+    for (uint32_t i = 0; i < t->nrows; i++)
+        assert_true(t->rows[i].open_ns <= r->nvtx.open_ns);
+}
+
+/* The Time% cells of the summary's NVTX table at verbosity v; returns
+ * how many rows it has, after checking each is at most 100%. */
+static unsigned check_shares(enum gt_verbosity v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(gt_report_write_summary_at(r, NULL, v, f), 0);
+    fclose(f);
+    const char *line = strstr(text, "\nnvtx: ");
+    assert_non_null(line);
+    unsigned rows = 0;
+    for (line = strchr(line + 1, '\n') + 1; *line && *line != '\n';
+         line = strchr(line, '\n') + 1) {
+        double share;
+        char percent;
+        if (sscanf(line, " %lf%c", &share, &percent) != 2 || percent != '%') continue;
+        if (share > 100.0) fail_msg("Time%% above 100%%: %.*s", (int)strcspn(line, "\n"), line);
+        rows++;
+    }
+    free(text);
+    return rows;
+}
+
+/* Recursion, ranges of two domains that overlap without nesting,
+ * overlapping start/end ranges, ranges on several threads: no row's share
+ * passes 100%, at either verbosity. */
+static void test_shares_at_most_whole(void **unused)
+{
+    (void)unused;
+    overlapping_ranges();
+    assert_int_equal(check_shares(GT_VERB_DEFAULT), 6);
+    assert_int_equal(check_shares(GT_VERB_VERBOSE), 6);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -356,7 +452,9 @@ int main(void)
         T(test_deep_nesting),
         T(test_marks_are_counted),
         T(test_thread_states_are_released),
-        T(test_outermost_time),
+        T(test_open_time),
+        T(test_open_time_within_whole),
+        T(test_shares_at_most_whole),
         cmocka_unit_test(test_idmap_against_array),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

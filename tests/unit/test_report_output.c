@@ -21,6 +21,7 @@ static const char *fake_env(const char *name)
 {
     if (strcmp(name, "JOB") == 0) return "job42";
     if (strcmp(name, "RANK") == 0) return "3";
+    if (strcmp(name, "SCRATCH") == 0) return "/scratch";
     if (strcmp(name, "LONG") == 0) {
         static char big[PATH_MAX];
         memset(big, 'x', sizeof(big) - 1);
@@ -90,16 +91,44 @@ static void test_file_names(void **unused)
 {
     (void)unused;
     char out[PATH_MAX];
-    const char *want[] = {"r.txt", "r.json", "r.csv", "r.trace.json"};
+    const char *want[] = {"r.txt", "r.json", "r.csv", "r.trace.json", "r.pftrace"};
     for (int f = 0; f < GT_OUTPUT_FORMAT_COUNT; f++) {
         assert_int_equal(gt_output_file_name("r", f, out, sizeof(out)), 0);
         assert_string_equal(out, want[f]);
     }
     assert_string_equal(gt_output_format_name(GT_OUTPUT_CHROME), "chrome");
+    assert_string_equal(gt_output_format_name(GT_OUTPUT_PERFETTO), "perfetto");
     char small[7]; /* "r.json" and its NUL */
     assert_int_equal(gt_output_file_name("r", GT_OUTPUT_JSON, small, sizeof(small)), 0);
     assert_int_equal(gt_output_file_name("r", GT_OUTPUT_CSV, small, sizeof(small)), 0);
     assert_int_equal(gt_output_file_name("rr", GT_OUTPUT_JSON, small, sizeof(small)), -1);
+}
+
+/* Relative templates get the directory in front, its % kept a %. */
+static void test_anchor(void **unused)
+{
+    (void)unused;
+    assert_true(gt_output_relative("out/r.%p", 1, "h", fake_env));
+    assert_true(gt_output_relative("%q{JOB}/r", 1, "h", fake_env));
+    assert_true(gt_output_relative("%p", 1, "h", fake_env));
+    assert_false(gt_output_relative("/abs/r", 1, "h", fake_env));
+    assert_false(gt_output_relative("%q{SCRATCH}/r", 1, "h", fake_env));
+    assert_false(gt_output_relative("%q{LONG}x", 1, "h", fake_env)); /* refused later */
+
+    char out[PATH_MAX], expanded[PATH_MAX];
+    assert_int_equal(gt_output_anchor("out/r.%p", "/home/a%p%", out, sizeof out), 0);
+    assert_string_equal(out, "/home/a%%p%%/out/r.%p");
+    assert_int_equal(gt_output_expand(out, 1234, "h", NULL, expanded, sizeof expanded), 0);
+    assert_string_equal(expanded, "/home/a%p%/out/r.1234");
+    assert_int_equal(gt_output_anchor("r", "/", out, sizeof out), 0);
+    assert_string_equal(out, "/r");
+    assert_int_equal(gt_output_anchor("r", "/tmp/", out, sizeof out), 0);
+    assert_string_equal(out, "/tmp/r");
+    char small[8];
+    assert_int_equal(gt_output_anchor("rr", "/tmp", small, sizeof small), 0); /* "/tmp/rr" */
+    assert_int_equal(gt_output_anchor("r", "/tm%", small, sizeof small), 0);  /* "/tm%%/r" */
+    assert_int_equal(gt_output_anchor("rr", "/tm%", small, sizeof small), -1);
+    assert_string_equal(small, "");
 }
 
 static char dir[64];
@@ -215,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_odd_templates),
         cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_file_names),
+        cmocka_unit_test(test_anchor),
         cmocka_unit_test_setup_teardown(test_write_replaces, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_unwritable_places, make_dir, remove_dir),

@@ -144,9 +144,11 @@ static void test_default_fits_and_verbose_is_whole(void **unused)
     (void)unused;
     char *text = sample_summary(GT_VERB_DEFAULT);
     assert_true(widest_line(text) <= GT_TEXT_WIDTH);
+    /* kernels by their readable names, cut where they would not fit: the
+     * function's own name stays */
     assert_null(strstr(text, SAMPLE_RK4_NAME));
-    assert_non_null(strstr(text, "void ode::rk4_integrate<"));
-    assert_non_null(strstr(text, GT_TEXT_ELLIPSIS "ble> const*, int*, int)\n"));
+    assert_non_null(strstr(text, "  ode::rk4_integrate\n"));
+    assert_non_null(strstr(text, "  reduce_status\n"));
     assert_null(strstr(text, "RestAvg")); /* the full statistics are verbose */
     free(text);
     text = sample_summary(GT_VERB_VERBOSE);
@@ -177,6 +179,56 @@ static void test_top_rows(void **unused)
     text = summary_of(r, NULL, GT_VERB_VERBOSE);
     assert_non_null(strstr(text, "k24\n"));
     assert_null(strstr(text, "more,"));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
+/* A failed call is never among the rows "... N more" stands for: an
+ * entry point or a compile that failed is shown however little time it
+ * took, after the top rows. */
+static void test_failures_always_shown(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report_options api = {.categories = GT_CAT_BIT(GT_CAT_API)};
+    gt_report *r = gt_report_create(&api, names);
+    for (int i = 0; i < 25; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "cuCall%02d", i);
+        gt_event ev = host_event(GT_EV_API, 1, 0, 1000 * (uint64_t)(25 - i));
+        ev.api = intern(names, name);
+        if (i == 24) {
+            ev.result = 1;
+            ev.error = intern(names, "CUDA_ERROR_INVALID_VALUE");
+        }
+        gt_report_add(r, &ev);
+    }
+    char *text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_non_null(strstr(text, "  cuCall09\n"));
+    assert_null(strstr(text, "cuCall10"));
+    assert_non_null(strstr(text, "  cuCall24  CUDA_ERROR_INVALID_VALUE x1\n"));
+    /* rows 10..23 hold 15+...+2 = 119 of 325 us */
+    assert_non_null(strstr(text, "  ... 14 more, 36.6% of the time (verbose shows every row)\n"));
+    free(text);
+    gt_report_destroy(r);
+
+    gt_report_options compile = {.categories = GT_CAT_BIT(GT_CAT_COMPILE)};
+    r = gt_report_create(&compile, names);
+    for (int i = 0; i < 12; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "prog%02d.cu", i);
+        gt_event ev = host_event(GT_EV_COMPILE, 1, 0, 1000 * (uint64_t)(12 - i));
+        ev.api = intern(names, "nvrtcCompileProgram");
+        ev.name = intern(names, name);
+        ev.result = i == 11;
+        gt_report_add(r, &ev);
+    }
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_non_null(strstr(text, "  nvrtcCompileProgram prog11.cu (failed)\n"));
+    assert_null(strstr(text, "prog10.cu"));
+    /* prog10's 2 us of 78 us */
+    assert_non_null(strstr(text, "  ... 1 more, 2.6% of the time (verbose shows every row)\n"));
     free(text);
     gt_report_destroy(r);
     gt_strtab_destroy(names);
@@ -251,12 +303,59 @@ static void test_dropped_warning(void **unused)
     char *text = summary_of(r, NULL, GT_VERB_DEFAULT);
     assert_null(strstr(text, "warning"));
     free(text);
-    gt_report_add_dropped(r, 1234);
+    gt_report_set_counts(r, &(gt_report_counts){.dropped = 1234});
     text = summary_of(r, NULL, GT_VERB_DEFAULT);
     const char *want = "gputrace: (unknown) | wall 0 ns | GPU busy 0 ns | 0 events | 1234 dropped\n"
                        "gputrace: warning: 1234 events were dropped because the event buffers were "
                        "full: every table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n";
     assert_memory_equal(text, want, strlen(want));
+    free(text);
+    /* Late events beside the dropped ones; GPU work left pending, noted. */
+    gt_report_set_counts(
+        r,
+        &(gt_report_counts){.dropped = 7, .late = 3811, .late_gpu_work = 3800, .gpu_pending = 2});
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    want = "gputrace: (unknown) | wall 0 ns | GPU busy 0 ns | 0 events | 7 dropped | 3811 late\n"
+           "gputrace: warning: 7 events were dropped because the event buffers were full: every "
+           "table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n"
+           "gputrace: note: 3800 kernel launches, copies and memsets came after the report was "
+           "cut (threads still at work as the process ended): they count as late, not in the "
+           "tables\n"
+           "gputrace: note: 2 GPU operations were still pending when the report was cut "
+           "(running, or their times not read in the time an exit allows): they are counted "
+           "without GPU time\n";
+    assert_memory_equal(text, want, strlen(want));
+    free(text);
+    /* Late events but no GPU work among them: the header alone says so. */
+    gt_report_set_counts(r, &(gt_report_counts){.late = 3});
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    want = "gputrace: (unknown) | wall 0 ns | GPU busy 0 ns | 0 events | 0 dropped | 3 late\n\n";
+    assert_memory_equal(text, want, strlen(want));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
+/* GPU timing on but impossible: the header and the GPU tables say so. */
+static void test_gpu_timing_off(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report *r = gt_report_create(NULL, names);
+    gt_event ev = host_event(GT_EV_KERNEL, 1, 100, 200);
+    ev.name = intern(names, "k");
+    gt_report_add(r, &ev);
+    gt_report_set_gpu_timing_off(r, "the driver has no cuEventQuery");
+    char *text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    const char *want = "gputrace: (unknown) | wall 0 ns | GPU timing off | 1 events | 0 dropped\n"
+                       "gputrace: GPU timing off: the driver has no cuEventQuery\n";
+    assert_memory_equal(text, want, strlen(want));
+    assert_non_null(strstr(text, "\nkernel: 1 kernel, 1 launch, not timed (GPU timing off)\n"));
+    assert_non_null(strstr(text, "\n      -      -      1    -"));
+    free(text);
+    gt_report_set_gpu_timing_off(r, NULL);
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_null(strstr(text, "GPU timing off"));
     free(text);
     gt_report_destroy(r);
     gt_strtab_destroy(names);
@@ -312,6 +411,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sections_follow_categories),
         cmocka_unit_test(test_dropped_warning),
+        cmocka_unit_test(test_failures_always_shown),
+        cmocka_unit_test(test_gpu_timing_off),
         cmocka_unit_test(test_shortening),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,7 @@ static void finished(const gt_pipeline_totals *t, void *ctx)
                          .command = "prog a b",
                          .start_ns = 0,
                          .end_ns = 10000000};
-    gt_collect_finish(t->dropped, &p);
+    gt_collect_finish(t, &p);
 }
 
 /* Configures from env[] (plus the log file), records four launches of
@@ -163,12 +163,12 @@ static void test_none_still_writes_files(void **state)
     assert_memory_equal(text, "gputrace: prog a b |", 20);
 }
 
-/* CSV written at the end, the trace streamed and completed: both in place
+/* CSV written at the end, the traces streamed and completed: all in place
  * under their final names, nothing temporary left beside them. */
 static void test_csv_and_trace_from_records(void **state)
 {
     (void)state;
-    run("none", output, "csv,chrome");
+    run("none", output, "csv,chrome,perfetto");
     char path[400];
     snprintf(path, sizeof path, "%s/r.42.csv", dir);
     char *csv = read_squeezed(path, 0);
@@ -185,6 +185,17 @@ static void test_csv_and_trace_from_records(void **state)
     assert_int_equal(slices, 4);
     assert_non_null(strstr(trace, "\"error\":\"CUDA_ERROR_INVALID_VALUE\""));
     assert_non_null(strstr(trace, "\n],\"displayTimeUnit\":\"ns\"}\n"));
+    /* The Perfetto trace: packets (Trace field 1), the entry point's name
+     * interned in them. */
+    snprintf(path, sizeof path, "%s/r.42.pftrace", dir);
+    static char pf[65536];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(pf, 1, sizeof pf, f);
+    fclose(f);
+    assert_true(n > 100 && n < sizeof pf);
+    assert_int_equal(pf[0], 0x0a);
+    assert_non_null(memmem(pf, n, "cuLaunchKernel", 14));
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
     assert_int_not_equal(system(cmd), 0);
@@ -198,7 +209,7 @@ static void test_unwritable_and_unavailable(void **state)
     (void)state;
     char bad[400];
     snprintf(bad, sizeof bad, "%s/missing/r", dir);
-    run("default", bad, "json,csv,chrome");
+    run("default", bad, "json,csv,chrome,perfetto");
     char *log = read_squeezed(log_path, 0);
     assert_non_null(log);
     char want[600];
@@ -212,6 +223,11 @@ static void test_unwritable_and_unavailable(void **state)
     assert_non_null(strstr(log, want));
     snprintf(want, sizeof want,
              "gputrace: warning: cannot write the report: %s/missing/r.trace.json: cannot create "
+             "the temporary file: No such file or directory\n",
+             dir);
+    assert_non_null(strstr(log, want));
+    snprintf(want, sizeof want,
+             "gputrace: warning: cannot write the report: %s/missing/r.pftrace: cannot create "
              "the temporary file: No such file or directory\n",
              dir);
     assert_non_null(strstr(log, want));

@@ -94,6 +94,17 @@ static void test_empty_values_are_defaults_without_warning(void **state)
     assert_int_equal(cfg.n_warnings, 0);
 }
 
+static void test_blank_values_are_defaults_without_warning(void **state)
+{
+    (void)state;
+    fake_env env = {{"GPUTRACE_VERBOSITY", " ", "GPUTRACE_CATEGORIES", "\t", "GPUTRACE_OUTPUT",
+                     "  ", "GPUTRACE_FORMAT", " \t ", "GPUTRACE_GPU_TIMING", "   ", "GPUTRACE_LOG",
+                     "   ", "GPUTRACE_BUFFER_MB", "\t\t"}};
+    gt_config_parse(&cfg, fake_getenv, &env);
+    assert_defaults_except(&cfg, GT_VAR_COUNT);
+    assert_int_equal(cfg.n_warnings, 0);
+}
+
 static void test_verbosity(void **state)
 {
     (void)state;
@@ -155,11 +166,13 @@ static void test_formats(void **state)
     assert_accepted("GPUTRACE_FORMAT", "text,json,csv,chrome");
     assert_int_equal(cfg.formats, GT_FMT_BIT(GT_OUTPUT_TEXT) | GT_FMT_BIT(GT_OUTPUT_JSON) |
                                       GT_FMT_BIT(GT_OUTPUT_CSV) | GT_FMT_BIT(GT_OUTPUT_CHROME));
+    assert_accepted("GPUTRACE_FORMAT", "perfetto, Chrome");
+    assert_int_equal(cfg.formats, GT_FMT_BIT(GT_OUTPUT_PERFETTO) | GT_FMT_BIT(GT_OUTPUT_CHROME));
     assert_accepted("GPUTRACE_FORMAT", " CSV ,text,text");
     assert_int_equal(cfg.formats, GT_FMT_BIT(GT_OUTPUT_CSV) | GT_FMT_BIT(GT_OUTPUT_TEXT));
     assert_defaults_except(&cfg, GT_VAR_FORMAT);
-    static const char *const bad[] = {"xml", "json,xml", ",", "json;text", "-json"};
-    REJECTED("GPUTRACE_FORMAT", bad, "a comma list of text, json, csv, chrome");
+    static const char *const bad[] = {"xml", "json,xml", ",", "json;text", "-json", "pftrace"};
+    REJECTED("GPUTRACE_FORMAT", bad, "a comma list of text, json, csv, chrome, perfetto");
 }
 
 static void test_gpu_timing(void **state)
@@ -273,7 +286,7 @@ static void test_garbage_is_escaped(void **state)
                     "expected none, default, verbose, debug or 0-3");
     assert_rejected("GPUTRACE_FORMAT", "\xff\xfe\xc3(\xe2\x82",
                     "gputrace: warning: GPUTRACE_FORMAT='\\xff\\xfe\\xc3(\\xe2\\x82' ignored: "
-                    "expected a comma list of text, json, csv, chrome");
+                    "expected a comma list of text, json, csv, chrome, perfetto");
     /* Well-formed UTF-8 is shown as is; a C1 control (U+009B, CSI) is not. */
     assert_rejected(
         "GPUTRACE_GPU_TIMING",
@@ -331,6 +344,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_empty_values_are_defaults_without_warning),
+        cmocka_unit_test(test_blank_values_are_defaults_without_warning),
         cmocka_unit_test(test_verbosity),
         cmocka_unit_test(test_categories),
         cmocka_unit_test(test_formats),

@@ -1,12 +1,16 @@
 /* GPUTRACE_LOG destinations: lines appended to a file opened per write,
- * stdout, stderr as the fallback; verbosity gating; errno kept. */
+ * stdout, stderr as the fallback; verbosity gating; errno kept; streams
+ * the program closed or replaced left alone; no SIGPIPE; no wait for a
+ * FIFO's reader. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -107,18 +111,107 @@ static void test_long_line_is_cut_whole(void **state)
     assert_ptr_equal(strchr(text, '\n'), text + n - 1); /* one line */
 }
 
-static void warn_once(void)
+static void stdout_warns(void)
 {
+    gt_log_init(GT_LOG_STDOUT, NULL, GT_VERB_DEFAULT);
+    gt_warn("to the stream");
+}
+
+static void stderr_warns(void)
+{
+    gt_log_init(GT_LOG_STDERR, NULL, GT_VERB_DEFAULT);
     gt_warn("to the stream");
 }
 
 static void test_stdout_destination(void **state)
 {
     (void)state;
-    gt_log_init(GT_LOG_STDOUT, NULL, GT_VERB_DEFAULT);
-    assert_string_equal(capture_fd(STDOUT_FILENO, warn_once), "gputrace: warning: to the stream\n");
+    assert_string_equal(capture_fd(STDOUT_FILENO, stdout_warns),
+                        "gputrace: warning: to the stream\n");
+    assert_string_equal(capture_fd(STDERR_FILENO, stderr_warns),
+                        "gputrace: warning: to the stream\n");
+}
+
+static char program_file[300];
+
+/* The program closes stderr after load and opens a file of its own, which
+ * gets descriptor 2: the log leaves it alone. */
+static void stderr_taken_over(void)
+{
     gt_log_init(GT_LOG_STDERR, NULL, GT_VERB_DEFAULT);
-    assert_string_equal(capture_fd(STDERR_FILENO, warn_once), "gputrace: warning: to the stream\n");
+    close(STDERR_FILENO);
+    int fd = open(program_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_int_equal(fd, STDERR_FILENO);
+    assert_int_equal(write(fd, "mine\n", 5), 5);
+    gt_warn("not here");
+    gt_log_write("nor this\n", 9);
+}
+
+/* Closed at load (2>&-): never written, whatever gets the number later. */
+static void stderr_closed_at_load(void)
+{
+    close(STDERR_FILENO);
+    gt_log_init(GT_LOG_STDERR, NULL, GT_VERB_DEFAULT);
+    int fd = open(program_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_int_equal(fd, STDERR_FILENO);
+    assert_int_equal(write(fd, "mine\n", 5), 5);
+    gt_warn("not here");
+}
+
+static void test_replaced_stream_left_alone(void **state)
+{
+    (void)state;
+    snprintf(program_file, sizeof program_file, "%s/program", dir);
+    void (*const cases[])(void) = {stderr_taken_over, stderr_closed_at_load};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_string_equal(capture_fd(STDERR_FILENO, cases[i]), "");
+        assert_string_equal(slurp(program_file), "mine\n");
+        unlink(program_file);
+    }
+}
+
+/* A write into a pipe nobody reads any more: no SIGPIPE for the program
+ * (it would die of it), errno kept. */
+static void test_broken_pipe_raises_nothing(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    close(p[0]);
+    int saved = dup(STDERR_FILENO);
+    dup2(p[1], STDERR_FILENO);
+    close(p[1]);
+    gt_log_init(GT_LOG_STDERR, NULL, GT_VERB_DEFAULT);
+    errno = 42;
+    gt_warn("into a broken pipe");
+    assert_int_equal(errno, 42);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    sigset_t pending;
+    assert_int_equal(sigpending(&pending), 0);
+    assert_false(sigismember(&pending, SIGPIPE));
+}
+
+static char fifo[300];
+static void warn_into_fifo(void)
+{
+    gt_log_init(GT_LOG_FILE, fifo, GT_VERB_DEFAULT);
+    gt_warn("one");
+}
+
+/* A FIFO with no reader is not waited for: the lines go to stderr. */
+static void test_fifo_without_reader(void **state)
+{
+    (void)state;
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    char want[600];
+    snprintf(want, sizeof want,
+             "gputrace: warning: cannot open GPUTRACE_LOG file '%s': a FIFO with no reader; "
+             "writing to stderr\ngputrace: warning: one\n",
+             fifo);
+    assert_string_equal(capture_fd(STDERR_FILENO, warn_into_fifo), want);
+    unlink(fifo);
 }
 
 static char unwritable[300];
@@ -149,6 +242,9 @@ int main(void)
         cmocka_unit_test(test_verbosity_gates),
         cmocka_unit_test(test_long_line_is_cut_whole),
         cmocka_unit_test(test_stdout_destination),
+        cmocka_unit_test(test_replaced_stream_left_alone),
+        cmocka_unit_test(test_broken_pipe_raises_nothing),
+        cmocka_unit_test(test_fifo_without_reader),
         cmocka_unit_test(test_unopenable_file_falls_back_to_stderr),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

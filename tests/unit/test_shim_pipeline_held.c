@@ -13,27 +13,6 @@
 #include "internal.h"
 #include "pipeline_check.h"
 
-/* The fake GPU: handle h is complete once h <= completed. */
-static _Atomic uint64_t completed;
-static int give_ups;
-
-static int fake_resolve(gt_event *ev, int give_up)
-{
-    uint64_t h = ev->gpu_start;
-    if (h <= atomic_load(&completed)) {
-        ev->gpu_start = 1000 * h;
-        ev->gpu_end = 1000 * h + 500;
-        ev->flags = (uint8_t)((ev->flags & ~GT_EVF_GPU_PENDING) | GT_EVF_GPU_TIMED);
-        return 1;
-    }
-    if (!give_up) return 0;
-    give_ups++;
-    ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
-    return 1;
-}
-
-static const gt_gpu_resolver resolver = {fake_resolve};
-
 /* Every test runs twice (check_by_runs): records handed over one by one
  * (consume), then in runs (consume_run, as the shim's consumer takes
  * them), each record of a run passed on to the test's consumer. */
@@ -50,8 +29,7 @@ static void start_with(unsigned final_wait_ms, const gt_gpu_resolver *r,
                        void (*consume)(gt_event *, void *))
 {
     check_reset();
-    atomic_store(&completed, 0);
-    give_ups = 0;
+    check_gpu_reset();
     gt_set_gpu_resolver(r);
     run_member = consume;
     gt_pipeline_params p = {
@@ -70,16 +48,6 @@ static void start(unsigned final_wait_ms, const gt_gpu_resolver *r)
     start_with(final_wait_ms, r, check_consume);
 }
 
-static void record_pending(uint64_t handle)
-{
-    gt_event *ev = gt_ev_begin();
-    assert_non_null(ev);
-    check_fill(ev);
-    ev->flags = GT_EVF_GPU_PENDING;
-    ev->gpu_start = handle;
-    gt_ev_commit(ev);
-}
-
 static void *record_and_exit(void *arg)
 {
     check_record_n((uint64_t)(uintptr_t)arg, 0);
@@ -96,10 +64,10 @@ static void other_thread_records(uint64_t n)
 static void test_held_until_resolved_in_thread_order(void **state)
 {
     (void)state;
-    start(0, &resolver);
+    start(0, &check_gpu_resolver);
     /* This thread: seq 0 plain, seq 1 pending, then 38 plain (two chunks). */
     assert_int_equal(check_record_n(1, 0), 1);
-    record_pending(1);
+    check_record_pending(1);
     assert_int_equal(check_record_n(38, 0), 38);
     gt_ev_flush();
     other_thread_records(10); /* another thread is never held up */
@@ -114,18 +82,22 @@ static void test_held_until_resolved_in_thread_order(void **state)
     gt_pipeline_drain_now(); /* still pending: nothing moves */
     assert_int_equal(check_consumed(), 11);
 
-    atomic_store(&completed, 1);
+    atomic_store(&check_gpu_completed, 1);
     gt_pipeline_drain_now();
     check_assert_thread(me, 40);
     assert_int_equal(check_consumed(), 50);
 
     /* A record that never completes: reported without GPU time at the end,
-     * after the bounded wait, and the record after it still arrives. */
-    record_pending(2);
+     * after the bounded wait, and the record after it still arrives. From
+     * the cut on no pair is used again: the resolver is not asked to give
+     * it back. */
+    check_record_pending(2);
     assert_int_equal(check_record_n(1, 0), 1);
     assert_int_equal(gt_pipeline_finish(10000), 0);
-    assert_int_equal(give_ups, 1);
+    assert_int_equal(check_gpu_give_ups, 0);
+    assert_int_equal(check_totals()->gpu_given_up, 1);
     check_assert_thread(me, 42);
+    assert_false(check_thread_last(me)->flags & (GT_EVF_GPU_PENDING | GT_EVF_GPU_TIMED));
     assert_int_equal(check_totals()->records, 52);
 }
 
@@ -140,11 +112,11 @@ static void consume_and_note(gt_event *ev, void *ctx)
 static void test_resolved_times_reach_consumer(void **state)
 {
     (void)state;
-    start_with(0, &resolver, consume_and_note);
+    start_with(0, &check_gpu_resolver, consume_and_note);
     timed_seen = 0;
-    record_pending(3);
+    check_record_pending(3);
     gt_ev_flush();
-    atomic_store(&completed, 3);
+    atomic_store(&check_gpu_completed, 3);
     gt_pipeline_drain_now();
     assert_int_equal(timed_seen, 1);
     assert_int_equal(gt_pipeline_finish(10000), 0);
@@ -158,20 +130,20 @@ static void *complete_later(void *arg)
     (void)arg;
     struct timespec ms = {0, 20 * 1000000L};
     nanosleep(&ms, NULL);
-    atomic_store(&completed, 5);
+    atomic_store(&check_gpu_completed, 5);
     return NULL;
 }
 
 static void test_final_wait_lets_late_work_resolve(void **state)
 {
     (void)state;
-    start(5000, &resolver);
-    record_pending(5);
+    start(5000, &check_gpu_resolver);
+    check_record_pending(5);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, complete_later, NULL), 0);
     assert_int_equal(gt_pipeline_finish(10000), 0);
     pthread_join(t, NULL);
-    assert_int_equal(give_ups, 0);
+    assert_int_equal(check_gpu_give_ups, 0);
     assert_int_equal(check_totals()->records, 1);
     assert_true(check_thread_last(0)->flags & GT_EVF_GPU_TIMED);
 }
@@ -181,7 +153,7 @@ static void test_no_resolver_holds_nothing(void **state)
 {
     (void)state;
     start(0, NULL);
-    record_pending(7);
+    check_record_pending(7);
     assert_int_equal(check_record_n(2, 0), 2);
     gt_ev_flush();
     gt_pipeline_drain_now();
@@ -195,7 +167,7 @@ static void test_no_resolver_holds_nothing(void **state)
 static void *pending_then_plain(void *arg)
 {
     (void)arg;
-    record_pending(9);
+    check_record_pending(9);
     check_record_n(40, 0);
     return NULL;
 }
@@ -203,7 +175,7 @@ static void *pending_then_plain(void *arg)
 static void test_many_held_threads_keep_order(void **state)
 {
     (void)state;
-    start(0, &resolver);
+    start(0, &check_gpu_resolver);
     enum { N = 80 };
     pthread_t t[N];
     for (int i = 0; i < N; i++)
@@ -212,7 +184,7 @@ static void test_many_held_threads_keep_order(void **state)
         pthread_join(t[i], NULL);
     gt_pipeline_drain_now();
     assert_int_equal(check_consumed(), 0);
-    atomic_store(&completed, 9);
+    atomic_store(&check_gpu_completed, 9);
     gt_pipeline_drain_now();
     assert_int_equal(check_consumed(), N * 41);
     assert_int_equal(check_threads_seen(), N);

@@ -1,7 +1,11 @@
 /* Function names of mangled kernel names, for GPUTRACE_EMU_KERNEL_NS:
  * `busy` matches `_Z4busyPfi`. __cxa_demangle is used when the process has
  * it (every C++ program); otherwise a small parser handles plain and
- * namespace-qualified names (`_ZN2ns3fooEv` -> `ns::foo`). */
+ * namespace-qualified names (`_ZN2ns3fooEv` -> `ns::foo`). ABI tags are
+ * left out (`[abi:v1]`, mangled `B2v1`): Numba tags every kernel with one
+ * that hashes its compilation, so only the name without them is stable
+ * (`_ZN8__main__5scaleB2v1B96cw51...E5ArrayIfLi1E1C7mutable7alignedEd` is
+ * `__main__::scale`). */
 #include "emu.h"
 
 #include <dlfcn.h>
@@ -54,11 +58,20 @@ static bool strip_signature(const char *full, char *buf, size_t len)
         else if (c == ' ' && depth == 0)
             start = i + 1;
     }
-    size_t out = open - start;
-    if (out == 0 || out >= len) return false;
-    memcpy(buf, full + start, out);
+    size_t out = 0;
+    for (size_t i = start; i < open; i++) {
+        if (full[i] == '[' && !strncmp(full + i, "[abi:", 5)) {
+            const char *end = memchr(full + i, ']', open - i);
+            if (end) {
+                i = (size_t)(end - full);
+                continue;
+            }
+        }
+        if (out + 1 >= len) return false;
+        buf[out++] = full[i];
+    }
     buf[out] = '\0';
-    return true;
+    return out > 0;
 }
 
 static bool append(char *buf, size_t len, size_t *pos, const char *s, size_t n)
@@ -70,7 +83,7 @@ static bool append(char *buf, size_t len, size_t *pos, const char *s, size_t n)
     return true;
 }
 
-/* <length><identifier> at *p. */
+/* <length><identifier> at *p, appended to buf unless buf is NULL. */
 static bool source_name(const char **p, char *buf, size_t len, size_t *pos)
 {
     if (**p < '1' || **p > '9') return false;
@@ -78,9 +91,20 @@ static bool source_name(const char **p, char *buf, size_t len, size_t *pos)
     while (**p >= '0' && **p <= '9')
         n = n * 10 + (size_t)(*(*p)++ - '0');
     if (strnlen(*p, n) < n) return false;
-    bool ok = append(buf, len, pos, *p, n);
+    bool ok = !buf || append(buf, len, pos, *p, n);
     *p += n;
     return ok;
+}
+
+/* A name and the ABI tags after it (B <source-name>), which are skipped. */
+static bool tagged_name(const char **p, char *buf, size_t len, size_t *pos)
+{
+    if (!source_name(p, buf, len, pos)) return false;
+    while (**p == 'B') {
+        (*p)++;
+        if (!source_name(p, NULL, 0, NULL)) return false;
+    }
+    return true;
 }
 
 static bool parse_simple(const char *mangled, char *buf, size_t len)
@@ -89,14 +113,14 @@ static bool parse_simple(const char *mangled, char *buf, size_t len)
     size_t pos = 0;
     buf[0] = '\0';
     if (*p == 'L') p++;
-    if (*p != 'N') return source_name(&p, buf, len, &pos) && *p != 'I';
+    if (*p != 'N') return tagged_name(&p, buf, len, &pos) && *p != 'I';
     p++;
     while (*p == 'K' || *p == 'V' || *p == 'r')
         p++;
     bool first = true;
     while (*p != 'E') {
         if (!first && !append(buf, len, &pos, "::", 2)) return false;
-        if (!source_name(&p, buf, len, &pos)) return false;
+        if (!tagged_name(&p, buf, len, &pos)) return false;
         first = false;
     }
     return !first;

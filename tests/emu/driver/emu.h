@@ -292,7 +292,21 @@ void gt_mempool_release(void *pool, size_t size);
 
 /* ---- counters (introspect.c) ---- */
 
+/* The module and library loaders, for the loads counted by API and image
+ * kind (GPUTRACE_EMU_STATS). */
+enum gt_load_api {
+    GT_LOAD_MODULE,
+    GT_LOAD_MODULE_DATA,
+    GT_LOAD_MODULE_DATA_EX,
+    GT_LOAD_MODULE_FATBIN,
+    GT_LOAD_LIBRARY_DATA,
+    GT_LOAD_LIBRARY_FILE,
+    GT_LOAD_APIS
+};
+#define GT_LOAD_KINDS 3 /* enum gt_image_kind - 1: ptx, cubin, fatbin */
+
 struct gt_counters {
+    _Atomic uint64_t loads[GT_LOAD_APIS][GT_LOAD_KINDS];
     _Atomic uint64_t launches;
     _Atomic uint64_t graph_launches;
     _Atomic uint64_t event_records;
@@ -307,6 +321,10 @@ static inline void gt_count(_Atomic uint64_t *c)
 {
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
+
+/* A successful load through `api` of an image of `kind` (enum
+ * gt_image_kind). */
+void gt_count_load(enum gt_load_api api, int kind);
 
 void gt_stats_write(void);
 

@@ -83,7 +83,7 @@ struct gt_event;
 struct gt_anchor {
     struct gt_event *event;
     uint64_t gen;
-    bool closes; /* recorded right after work: kept if another record follows */
+    bool closes; /* recorded right after work: may keep that work's end */
     uint64_t submitted;      /* when the record was submitted */
     uint64_t work_returned;  /* when the call submitting the work it may close returned */
 };
@@ -117,13 +117,16 @@ struct gt_stream {
     uint64_t submit_now;           /* the submit time gt_stream_begin used */
     uint64_t submit_after;         /* clock and dependencies gt_stream_begin found */
     bool last_was_record;          /* nothing but event records since the last work */
+    bool run_closes;               /* those records came right after work (event.c) */
+    bool host_waited;              /* for one of those records (event.c) */
+    uint64_t works;                /* work (not steps) submitted so far */
     uint64_t last_work_returned;   /* when the call submitting the last work returned */
     bool work_submitted;           /* the call in progress submitted work */
     uint64_t legacy_waited;        /* legacy stream seq already waited for (order_lock) */
     uint64_t waited_by_legacy;     /* our seq the legacy stream already waits for (order_lock) */
 
     /* Events recorded while idle, re-timed to the start of the next work. */
-    struct gt_anchor anchors[4];
+    struct gt_anchor anchors[8];
     int n_anchors;
 
     /* Stream capture: written under the capture lock (capture.c); the
@@ -189,6 +192,10 @@ void gt_stream_submit(struct gt_stream *s, uint64_t duration, const struct gt_op
  * gt_stream_advance_step); op may be NULL (an ordering point). */
 void gt_stream_submit_step(struct gt_stream *s, const struct gt_op *op, bool may_inline);
 
+/* The host waited for an event recorded on the stream identified by
+ * (s, id) after its work number `works`: if no work came since, records
+ * made from now on open the next work (event.c). */
+void gt_stream_event_waited(struct gt_stream *s, unsigned long long id, uint64_t works);
 /* Waits until the worker of the stream identified by (s, id) finished `seq`
  * ops or the stream is gone. */
 void gt_stream_wait_work(struct gt_stream *s, unsigned long long id, uint64_t seq);
@@ -221,6 +228,7 @@ struct gt_event {
     struct gt_stream *stream;
     unsigned long long stream_id;
     uint64_t work_seq;
+    uint64_t works; /* the stream's work count at the record */
     /* Set when last recorded in a capture: the capture's dependency set. */
     struct gt_capture *capture;
     unsigned long long capture_id;
@@ -239,6 +247,7 @@ struct gt_event_view {
     bool captured;
     uint64_t ts;
     struct gt_wait_target at;
+    uint64_t works;
 };
 
 void gt_event_observe(struct gt_event *ev, struct gt_event_view *v);

@@ -5,18 +5,24 @@
  * puts into elapsed times however long the host took between its calls
  * (unbounded on a loaded machine), while tests need exactly the simulated
  * durations. So a record is provisional until someone looks at it (query,
- * synchronize, elapsed time, wait), and what comes next fixes it:
+ * synchronize, elapsed time, wait), and what comes next fixes it. The
+ * records between two pieces of work form a run:
  *  - a record right after work (less than GT_FOLLOW_NS after its end)
- *    takes the end of that work: it may close the work (a "stop" event);
- *    any other record takes max(submit time, stream clock);
- *  - when another record follows, records that closed work keep their
- *    time (a stop, then the next start: the pair around each kernel);
- *  - when work follows, a record that closed work belongs to whichever of
- *    the two was submitted nearer to it in host time: nearer the work
- *    before, it keeps that work's end (a profiler's stop event followed by
- *    work it did not time); nearer the work after, it is re-timed to that
- *    work's start. Any other provisional record is re-timed to the start
- *    of the work that follows: it opened that work (a "start" event).
+ *    takes the end of that work: it may close the work (a "stop" event).
+ *    So do the records after it in the run, until the host waits for one
+ *    of them (cuEventSynchronize: what is recorded after that opens the
+ *    next work). Any other record takes max(submit time, stream clock);
+ *  - when work follows, the run is split: records before the split keep
+ *    the end of the work before them (they closed it), records after it
+ *    are re-timed to the start of the work that follows (they opened it).
+ *    A record that did not close work is after the split. A run of one
+ *    record that closed work goes to whichever of the two was submitted
+ *    nearer to it in host time (a profiler's stop followed later by work
+ *    it did not time keeps that work's end). In a longer run the first
+ *    record is a stop and the last a start (the pair a profiler puts
+ *    around each kernel); the records between go by nearness. So a tool's
+ *    pair inside the program's own leaves the program's times as they
+ *    are without it: the stops after the work, the starts before it.
  *    Steps that only order the stream (waits, host functions, frees) are
  *    not work: they leave provisional records to the work after them. */
 #include "emu_stream.h"
@@ -43,35 +49,32 @@ static bool closes_previous(const struct gt_anchor *a, uint64_t next_submit)
     return after_work < next_submit - a->submitted;
 }
 
+/* Whether the run's record i of n keeps the end of the work before it,
+ * when work submitted at next_submit follows. */
+static bool stays_before(const struct gt_anchor *a, int i, int n, uint64_t next_submit)
+{
+    if (!a->closes) return false;
+    if (n > 1 && i == 0) return true;
+    if (n > 1 && i == n - 1) return false;
+    return closes_previous(a, next_submit);
+}
+
 void gt_anchor_resolve(struct gt_stream *s, uint64_t start)
 {
+    bool opened = false; /* the split is passed: the rest open the work too */
     for (int i = 0; i < s->n_anchors; i++) {
         struct gt_event *ev = s->anchors[i].event;
         pthread_mutex_lock(&ev->lock);
         if (ev->gen == s->anchors[i].gen && !ev->sealed) {
-            if (!closes_previous(&s->anchors[i], s->submit_now)) ev->ts = start;
+            if (opened || !stays_before(&s->anchors[i], i, s->n_anchors, s->submit_now)) {
+                ev->ts = start;
+                opened = true;
+            }
             ev->sealed = true;
         }
         pthread_mutex_unlock(&ev->lock);
     }
     s->n_anchors = 0;
-}
-
-/* A record follows: records that closed work keep their time. */
-static void keep_closing_anchors(struct gt_stream *s)
-{
-    int kept = 0;
-    for (int i = 0; i < s->n_anchors; i++) {
-        struct gt_anchor *a = &s->anchors[i];
-        if (!a->closes) {
-            s->anchors[kept++] = *a;
-            continue;
-        }
-        pthread_mutex_lock(&a->event->lock);
-        if (a->event->gen == a->gen) a->event->sealed = true;
-        pthread_mutex_unlock(&a->event->lock);
-    }
-    s->n_anchors = kept;
 }
 
 static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen, bool closes)
@@ -94,9 +97,10 @@ static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen, b
 void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
 {
     uint64_t ready = gt_stream_begin(s, 0);
-    bool closes = !s->last_was_record && s->submit_now < s->submit_after + GT_FOLLOW_NS;
+    bool near = s->submit_now < s->submit_after + GT_FOLLOW_NS;
+    if (!s->last_was_record) s->run_closes = near; /* the run's first record */
+    bool closes = s->run_closes && near && !s->host_waited;
     uint64_t ts = closes ? s->submit_after : ready;
-    if (s->last_was_record) keep_closing_anchors(s);
     s->last_was_record = true;
     pthread_mutex_lock(&ev->lock);
     ev->gen++;
@@ -106,6 +110,7 @@ void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
     ev->stream = s;
     ev->stream_id = atomic_load_explicit(&s->id, memory_order_relaxed);
     ev->work_seq = gt_stream_seq(s);
+    ev->works = s->works;
     ev->capture = NULL;
     ev->n_cap_deps = 0;
     uint64_t gen = ev->gen;
@@ -125,6 +130,7 @@ void gt_event_observe(struct gt_event *ev, struct gt_event_view *v)
     v->at.stream = ev->stream;
     v->at.stream_id = ev->stream_id;
     v->at.seq = ev->work_seq;
+    v->works = ev->works;
     pthread_mutex_unlock(&ev->lock);
 }
 
@@ -244,7 +250,10 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
     struct gt_event_view v;
     gt_event_observe(ev, &v);
     if (v.captured) return CUDA_ERROR_CAPTURED_EVENT;
-    if (v.recorded) gt_wait_complete(v.at.stream, v.at.stream_id, v.at.seq, v.ts);
+    if (v.recorded) {
+        gt_wait_complete(v.at.stream, v.at.stream_id, v.at.seq, v.ts);
+        gt_stream_event_waited(v.at.stream, v.at.stream_id, v.works);
+    }
     return CUDA_SUCCESS;
 }
 

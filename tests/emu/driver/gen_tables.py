@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Generates the emulated driver's tables from the CUDA headers.
 
-  gen_tables.py procaddr OUT.c TYPEDEFS_H... -- SOURCE.c...
+  gen_tables.py procaddr OUT.c [--hide NAME,...] TYPEDEFS_H... -- SOURCE.c...
       cuGetProcAddress table: every (base name, version, per-thread) variant
       that the typedef headers (cudaTypedefs.h, cudaProfilerTypedefs.h)
       declare (PFN_<base>_v<version>[_ptds|_ptsz]), with the exported symbol
       it names and, when one of SOURCE.c defines that symbol, its address.
+      --hide: symbols a variant of the library does not export; the table
+      answers "not found" for them, as for symbols nothing defines.
   gen_tables.py errors CUDA_H OUT.c
       CUresult names for cuGetErrorName.
 
@@ -21,11 +23,15 @@ from cuda_variants import variants  # noqa: E402  (the shared variant rules)
 DEF_RE = re.compile(r"^CUresult CUDAAPI (cu\w+)\(", re.M)
 
 
-def gen_procaddr(out, typedefs, sources):
+def gen_procaddr(out, typedefs, sources, hidden=()):
     rows = variants("".join(open(path).read() for path in typedefs))
     defined = set()
     for src in sources:
         defined.update(DEF_RE.findall(open(src).read()))
+    unknown_hidden = sorted(set(hidden) - defined)
+    if unknown_hidden:
+        sys.exit(f"gen_tables.py: --hide names no source defines: {', '.join(unknown_hidden)}")
+    defined -= set(hidden)
     symbols = {r[3] for r in rows}
     unknown = sorted(defined - symbols)
     lines = [
@@ -64,7 +70,10 @@ def gen_errors(cuda_h, out):
 def main(argv):
     if len(argv) >= 5 and argv[1] == "procaddr" and "--" in argv:
         split = argv.index("--")
-        gen_procaddr(argv[2], argv[3:split], argv[split + 1 :])
+        hidden, typedefs = [], argv[3:split]
+        if len(typedefs) >= 2 and typedefs[0] == "--hide":
+            hidden, typedefs = typedefs[1].split(","), typedefs[2:]
+        gen_procaddr(argv[2], typedefs, argv[split + 1 :], hidden)
     elif len(argv) == 4 and argv[1] == "errors":
         gen_errors(argv[2], argv[3])
     else:

@@ -98,11 +98,14 @@ static uint32_t read_u32(const void *p)
     return v;
 }
 
-/* PTX is text: it must be NUL-terminated and look like PTX. */
-static CUresult parse_text(const char *text, size_t size, struct gt_image_info *out)
+/* PTX is text, read up to its NUL as the driver reads it: the documentation
+ * asks for NUL-terminated PTX wherever it is passed, and the size
+ * cuLinkAddData takes with it ("the length of the input data") bounds only
+ * binary images: callers pass the text's length with or without the NUL
+ * (Numba and cuda.core pass len() of the bytes). It must look like PTX. */
+static CUresult parse_text(const char *text, struct gt_image_info *out)
 {
-    size_t len = size ? strnlen(text, size) : strlen(text);
-    if (size && len == size) return CUDA_ERROR_INVALID_IMAGE;
+    size_t len = strlen(text);
     if (!memmem(text, len, ".version", 8) && !memmem(text, len, ".target", 7))
         return CUDA_ERROR_INVALID_IMAGE;
     out->kind = GT_IMAGE_PTX;
@@ -132,7 +135,7 @@ CUresult gt_image_parse(const void *image, size_t size, struct gt_image_info *ou
         out->kind = GT_IMAGE_CUBIN;
         return gt_elf_parse(p, elf, out);
     }
-    return parse_text((const char *)p, size, out);
+    return parse_text((const char *)p, out);
 }
 
 void *gt_read_file(const char *path, size_t *size, CUresult *err)

@@ -44,8 +44,35 @@ GT_EXPORT uint64_t gtemu_proc_address_requests(void)
     return read_counter(&gt_counters.proc_address_requests);
 }
 
+static const char *const load_apis[GT_LOAD_APIS] = {
+    [GT_LOAD_MODULE] = "cuModuleLoad",
+    [GT_LOAD_MODULE_DATA] = "cuModuleLoadData",
+    [GT_LOAD_MODULE_DATA_EX] = "cuModuleLoadDataEx",
+    [GT_LOAD_MODULE_FATBIN] = "cuModuleLoadFatBinary",
+    [GT_LOAD_LIBRARY_DATA] = "cuLibraryLoadData",
+    [GT_LOAD_LIBRARY_FILE] = "cuLibraryLoadFromFile",
+};
+static const char *const load_kinds[GT_LOAD_KINDS] = {"ptx", "cubin", "fatbin"};
+
+void gt_count_load(enum gt_load_api api, int kind)
+{
+    if (kind >= 1 && kind <= GT_LOAD_KINDS) gt_count(&gt_counters.loads[api][kind - 1]);
+}
+
+GT_EXPORT uint64_t gtemu_loads(const char *api, const char *kind)
+{
+    for (int a = 0; api && kind && a < GT_LOAD_APIS; a++)
+        for (int k = 0; k < GT_LOAD_KINDS; k++)
+            if (!strcmp(api, load_apis[a]) && !strcmp(kind, load_kinds[k]))
+                return read_counter(&gt_counters.loads[a][k]);
+    return 0;
+}
+
 GT_EXPORT void gtemu_reset(void)
 {
+    for (int a = 0; a < GT_LOAD_APIS; a++)
+        for (int k = 0; k < GT_LOAD_KINDS; k++)
+            atomic_store_explicit(&gt_counters.loads[a][k], 0, memory_order_relaxed);
     _Atomic uint64_t *all[] = {&gt_counters.launches,       &gt_counters.graph_launches,
                                &gt_counters.event_records,  &gt_counters.capture_event_records,
                                &gt_counters.events_created, &gt_counters.proc_address_requests};
@@ -95,12 +122,22 @@ void gt_stats_write(void)
     fprintf(f,
             "{\"launches\": %llu, \"graph_launches\": %llu, \"event_records\": %llu, "
             "\"capture_event_records\": %llu, \"events_created\": %llu, "
-            "\"proc_address_requests\": %llu}\n",
+            "\"proc_address_requests\": %llu, \"loads\": {",
             (unsigned long long)gtemu_launches(), (unsigned long long)gtemu_graph_launches(),
             (unsigned long long)gtemu_event_records(),
             (unsigned long long)gtemu_capture_event_records(),
             (unsigned long long)gtemu_events_created(),
             (unsigned long long)gtemu_proc_address_requests());
+    const char *sep = "";
+    for (int a = 0; a < GT_LOAD_APIS; a++)
+        for (int k = 0; k < GT_LOAD_KINDS; k++) {
+            uint64_t n = read_counter(&gt_counters.loads[a][k]);
+            if (!n) continue;
+            fprintf(f, "%s\"%s %s\": %llu", sep, load_apis[a], load_kinds[k],
+                    (unsigned long long)n);
+            sep = ", ";
+        }
+    fprintf(f, "}}\n");
     fclose(f);
 }
 

@@ -96,9 +96,11 @@ static void free_managed(struct gt_library *lib)
     lib->managed = NULL;
 }
 
-static CUresult library_create(CUlibrary *library, struct gt_image_info *info, CUresult parsed)
+static CUresult library_create(CUlibrary *library, struct gt_image_info *info, CUresult parsed,
+                               enum gt_load_api api)
 {
     CUresult r = parsed;
+    int kind = info->kind;
     struct gt_library *lib = NULL;
     if (r == CUDA_SUCCESS) {
         lib = gt_object_new(GT_KIND_LIBRARY, sizeof *lib, sizeof(struct gt_object), NULL);
@@ -142,6 +144,7 @@ static CUresult library_create(CUlibrary *library, struct gt_image_info *info, C
         return r;
     }
     *library = (CUlibrary)lib;
+    gt_count_load(api, kind);
     return CUDA_SUCCESS;
 }
 
@@ -166,7 +169,8 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_o
                                numLibraryOptions, libraryOptions, libraryOptionValues);
     if (r != CUDA_SUCCESS) return r;
     struct gt_image_info info;
-    return library_create(library, &info, gt_image_parse(code, 0, &info));
+    CUresult parsed = gt_image_parse(code, 0, &info);
+    return library_create(library, &info, parsed, GT_LOAD_LIBRARY_DATA);
 }
 
 CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
@@ -178,7 +182,8 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
                                numLibraryOptions, libraryOptions, libraryOptionValues);
     if (r != CUDA_SUCCESS) return r;
     struct gt_image_info info;
-    return library_create(library, &info, gt_image_parse_file(fileName, &info));
+    CUresult parsed = gt_image_parse_file(fileName, &info);
+    return library_create(library, &info, parsed, GT_LOAD_LIBRARY_FILE);
 }
 
 CUresult CUDAAPI cuLibraryUnload(CUlibrary library)

@@ -166,9 +166,11 @@ static CUresult module_check(CUmodule h, struct gt_module **out)
     return CUDA_SUCCESS;
 }
 
-static CUresult load_info(CUmodule *module, struct gt_image_info *info, CUresult parsed)
+static CUresult load_info(CUmodule *module, struct gt_image_info *info, CUresult parsed,
+                          enum gt_load_api api)
 {
     struct gt_context *ctx = NULL;
+    int kind = info->kind;
     CUresult r = parsed == CUDA_SUCCESS ? gt_ctx_require(&ctx) : parsed;
     if (r == CUDA_SUCCESS && !module) r = CUDA_ERROR_INVALID_VALUE;
     struct gt_module *m;
@@ -176,7 +178,10 @@ static CUresult load_info(CUmodule *module, struct gt_image_info *info, CUresult
         r = gt_module_create(ctx, info, NULL, &m);
     else
         gt_image_info_free(info);
-    if (r == CUDA_SUCCESS) *module = (CUmodule)m;
+    if (r == CUDA_SUCCESS) {
+        *module = (CUmodule)m;
+        gt_count_load(api, kind);
+    }
     return r;
 }
 
@@ -194,20 +199,21 @@ CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
     CUresult r = load_prologue(module, fname);
     if (r != CUDA_SUCCESS) return r;
     struct gt_image_info info;
-    return load_info(module, &info, gt_image_parse_file(fname, &info));
+    return load_info(module, &info, gt_image_parse_file(fname, &info), GT_LOAD_MODULE);
 }
 
-static CUresult load_data(CUmodule *module, const void *image)
+static CUresult load_data(CUmodule *module, const void *image, enum gt_load_api api)
 {
     CUresult r = load_prologue(module, image);
     if (r != CUDA_SUCCESS) return r;
     struct gt_image_info info;
-    return load_info(module, &info, gt_image_parse(image, 0, &info));
+    CUresult parsed = gt_image_parse(image, 0, &info);
+    return load_info(module, &info, parsed, api);
 }
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 {
-    return load_data(module, image);
+    return load_data(module, image, GT_LOAD_MODULE_DATA);
 }
 
 /* JIT options only tune a compilation that does not happen here. */
@@ -217,12 +223,12 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigne
     CUresult r = load_prologue(module, image);
     if (r == CUDA_SUCCESS && numOptions && (!options || !optionValues))
         r = CUDA_ERROR_INVALID_VALUE;
-    return r != CUDA_SUCCESS ? r : load_data(module, image);
+    return r != CUDA_SUCCESS ? r : load_data(module, image, GT_LOAD_MODULE_DATA_EX);
 }
 
 CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
-    return load_data(module, fatCubin);
+    return load_data(module, fatCubin, GT_LOAD_MODULE_FATBIN);
 }
 
 CUresult CUDAAPI cuModuleUnload(CUmodule hmod)

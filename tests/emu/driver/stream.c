@@ -222,6 +222,8 @@ void gt_stream_advance(struct gt_stream *s, uint64_t start, uint64_t end)
 {
     if (s->n_anchors > 0) gt_anchor_resolve(s, start);
     s->last_was_record = false;
+    s->host_waited = false;
+    s->works++;
     s->work_submitted = true;
     account(s, end);
 }
@@ -327,6 +329,14 @@ void gt_wait_complete(struct gt_stream *s, unsigned long long id, uint64_t seq, 
 {
     gt_stream_wait_work(s, id, seq);
     if (end > gt_now() + GT_SLACK_NS) gt_sleep_until(end);
+}
+
+void gt_stream_event_waited(struct gt_stream *s, unsigned long long id, uint64_t works)
+{
+    pthread_mutex_lock(&s->lock);
+    if (atomic_load_explicit(&s->id, memory_order_relaxed) == id && s->works == works)
+        s->host_waited = true;
+    pthread_mutex_unlock(&s->lock);
 }
 
 void gt_stream_sync(struct gt_stream *s)

@@ -4,7 +4,9 @@
  *   advice_prog CASE EXPECT_PATH
  *
  * CASE is a rule's name (pageable-async-memcpy, sync-memcpy, small-memcpy,
- * sync-api, gpu-idle, ptx-jit, leak) or `clean`. The program writes to
+ * sync-api, gpu-idle, ptx-jit, leak) or `clean`; ptx-jit-nvrtc, -nvvm,
+ * -link, -file and -fatbin fire ptx-jit with PTX from each place a
+ * program gets it (the advice's fix depends on it). The program writes to
  * EXPECT_PATH what it did that the rule must report, one `key value` per
  * line: the rule, the number of occurrences, and the facts of the worst
  * one (its entry point, direction, bytes). check_advice.py holds the
@@ -15,19 +17,24 @@
  * is the short kernel of each case, `apps::scale` the long one that the
  * clean case queues its work behind, so that the GPU never waits. */
 #include <cuda.h>
+#include <nvrtc.h>
+#include <nvvm.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "advice_cubin.h"
+#include "advice_ptx_fatbin.h"
 #include "app_kernels_ptx.h"
 #include "app_util.h"
 
 #define BLOCK 256
 
 static FILE *expect_file;
+static const char *expect_path;
 
 static void check(CUresult r, const char *what)
 {
@@ -221,7 +228,9 @@ static void gpu_idle(gpu *g)
     expect("largest_ms", "8");
 }
 
-/* Two more PTX loads of the same image; the program's own module is a cubin. */
+/* Two more PTX loads of the same image; the program's own module is a
+ * cubin. The PTX is data the program carries: where it came from is not
+ * known to the tracer. */
 static void ptx_jit(gpu *g)
 {
     (void)g;
@@ -233,13 +242,160 @@ static void ptx_jit(gpu *g)
     expect("count", "2");
     expect("api", "cuModuleLoadData");
     expect("bytes", "%zu", sizeof app_kernels_ptx);
+    expect("source", "memory");
+}
+
+/* A copy of the text, as a Python program holds it (a bytes object). */
+static char *copy_of(const char *text)
+{
+    char *copy = strdup(text);
+    if (!copy) app_wrong("out of memory");
+    return copy;
+}
+
+static void load_ptx_copy(const char *ptx, const char *source)
+{
+    char *copy = copy_of(ptx);
+    CUmodule m;
+    check(cuModuleLoadData(&m, copy), "cuModuleLoadData");
+    check(cuModuleUnload(m), "cuModuleUnload");
+    expect("count", "1");
+    expect("api", "cuModuleLoadData");
+    expect("bytes", "%zu", strlen(copy));
+    expect("source", "%s", source);
+    free(copy);
+}
+
+static void check_rtc(nvrtcResult r, const char *what)
+{
+    if (r != NVRTC_SUCCESS) app_fail(what, nvrtcGetErrorString(r), (int)r);
+}
+
+/* CuPy's way with a virtual architecture: NVRTC to PTX, loaded by the driver. */
+static void ptx_jit_nvrtc(gpu *g)
+{
+    (void)g;
+    static const char src[] = "extern \"C\" __global__ void twice(float *x)\n"
+                              "{ x[threadIdx.x] *= 2.0f; }\n";
+    const char *options[] = {"--gpu-architecture=compute_90"};
+    nvrtcProgram prog;
+    size_t size;
+    check_rtc(nvrtcCreateProgram(&prog, src, "twice.cu", 0, NULL, NULL), "nvrtcCreateProgram");
+    check_rtc(nvrtcCompileProgram(prog, 1, options), "nvrtcCompileProgram");
+    check_rtc(nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize");
+    char *ptx = malloc(size);
+    if (!ptx) app_wrong("out of memory");
+    check_rtc(nvrtcGetPTX(prog, ptx), "nvrtcGetPTX");
+    check_rtc(nvrtcDestroyProgram(&prog), "nvrtcDestroyProgram");
+    load_ptx_copy(ptx, "nvrtc");
+    free(ptx);
+}
+
+static void check_nvvm(nvvmResult r, const char *what)
+{
+    if (r != NVVM_SUCCESS) app_fail(what, "nvvmResult", (int)r);
+}
+
+/* Numba's compiler: NVVM IR (typed pointers, as libNVVM's LLVM 7 reads
+ * them) to PTX, loaded by the driver. */
+static void ptx_jit_nvvm(gpu *g)
+{
+    (void)g;
+    static const char ir[] =
+        "target datalayout = \"e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-"
+        "i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64\"\n"
+        "target triple = \"nvptx64-nvidia-cuda\"\n\n"
+        "define void @halve(float* %x) {\nentry:\n"
+        "  %v = load float, float* %x\n  %r = fmul float %v, 0.5\n"
+        "  store float %r, float* %x\n  ret void\n}\n\n"
+        "!nvvm.annotations = !{!0}\n!0 = !{void (float*)* @halve, !\"kernel\", i32 1}\n"
+        "!nvvmir.version = !{!1}\n!1 = !{i32 2, i32 0}\n";
+    const char *options[] = {"-arch=compute_90"};
+    nvvmProgram prog;
+    size_t size;
+    check_nvvm(nvvmCreateProgram(&prog), "nvvmCreateProgram");
+    check_nvvm(nvvmAddModuleToProgram(prog, ir, strlen(ir), "halve.ll"), "nvvmAddModuleToProgram");
+    check_nvvm(nvvmCompileProgram(prog, 1, options), "nvvmCompileProgram");
+    check_nvvm(nvvmGetCompiledResultSize(prog, &size), "nvvmGetCompiledResultSize");
+    char *ptx = malloc(size);
+    if (!ptx) app_wrong("out of memory");
+    check_nvvm(nvvmGetCompiledResult(prog, ptx), "nvvmGetCompiledResult");
+    check_nvvm(nvvmDestroyProgram(&prog), "nvvmDestroyProgram");
+    load_ptx_copy(ptx, "nvvm");
+    free(ptx);
+}
+
+/* Numba's link: the PTX through cuLinkAddData, the cubin loaded. */
+static void ptx_jit_link(gpu *g)
+{
+    (void)g;
+    CUlinkState link;
+    void *cubin;
+    size_t cubin_size;
+    CUmodule m;
+    check(cuLinkCreate(0, NULL, NULL, &link), "cuLinkCreate");
+    check(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)app_kernels_ptx, sizeof app_kernels_ptx,
+                        "app_kernels.ptx", 0, NULL, NULL),
+          "cuLinkAddData");
+    check(cuLinkComplete(link, &cubin, &cubin_size), "cuLinkComplete");
+    check(cuModuleLoadData(&m, cubin), "cuModuleLoadData");
+    check(cuModuleUnload(m), "cuModuleUnload");
+    check(cuLinkDestroy(link), "cuLinkDestroy");
+    expect("count", "1");
+    expect("api", "cuLinkComplete");
+    expect("bytes", "%zu", sizeof app_kernels_ptx);
+    expect("source", "link");
+}
+
+/* A PTX file beside the expectations, loaded by name. */
+static void ptx_jit_file(gpu *g)
+{
+    (void)g;
+    char path[4096];
+    snprintf(path, sizeof path, "%s.ptx", expect_path);
+    FILE *f = fopen(path, "w");
+    const char *ptx = (const char *)app_kernels_ptx;
+    size_t len = strlen(ptx);
+    if (!f || fwrite(ptx, 1, len, f) != len || fclose(f) != 0)
+        app_wrong("cannot write the PTX file");
+    CUmodule m;
+    check(cuModuleLoad(&m, path), "cuModuleLoad");
+    check(cuModuleUnload(m), "cuModuleUnload");
+    expect("count", "1");
+    expect("api", "cuModuleLoad");
+    expect("bytes", "%zu", len);
+    expect("source", "file");
+}
+
+/* nvcc -fatbin -arch=compute_75: PTX only, no machine code for the device. */
+static void ptx_jit_fatbin(gpu *g)
+{
+    (void)g;
+    const unsigned char *fat = (const unsigned char *)advice_ptx_fatbin;
+    uint16_t header;
+    uint64_t entries;
+    memcpy(&header, fat + 6, sizeof header);
+    memcpy(&entries, fat + 8, sizeof entries);
+    CUmodule m;
+    check(cuModuleLoadData(&m, advice_ptx_fatbin), "cuModuleLoadData");
+    check(cuModuleUnload(m), "cuModuleUnload");
+    expect("count", "1");
+    expect("api", "cuModuleLoadData");
+    expect("bytes", "%llu", (unsigned long long)(header + entries));
+    expect("source", "fatbin");
 }
 
 /* Two device allocations and a pinned host one left allocated: only
- * device memory is a leak. */
+ * device memory is a leak. A second reference keeps the context alive
+ * past gpu_close's release, so the memory is still held when the process
+ * ends (memory released with its context is no leak). */
 static void leak(gpu *g)
 {
-    (void)g;
+    CUdevice dev;
+    CUcontext again;
+    check(cuCtxGetDevice(&dev), "cuCtxGetDevice");
+    check(cuDevicePrimaryCtxRetain(&again, dev), "cuDevicePrimaryCtxRetain");
+    if (again != g->ctx) app_wrong("a second primary context");
     CUdeviceptr kept_small, kept_large, freed;
     void *pinned;
     check(cuMemAlloc(&freed, 1u << 20), "cuMemAlloc");
@@ -283,6 +439,11 @@ static const struct {
     {"sync-api", sync_api},
     {"gpu-idle", gpu_idle},
     {"ptx-jit", ptx_jit},
+    {"ptx-jit-nvrtc", ptx_jit_nvrtc},
+    {"ptx-jit-nvvm", ptx_jit_nvvm},
+    {"ptx-jit-link", ptx_jit_link},
+    {"ptx-jit-file", ptx_jit_file},
+    {"ptx-jit-fatbin", ptx_jit_fatbin},
     {"leak", leak},
     {"clean", clean},
 };
@@ -301,7 +462,9 @@ int main(int argc, char **argv)
             perror(argv[2]);
             return APP_EXIT_USAGE;
         }
-        expect("rule", "%s", cases[i].name);
+        expect_path = argv[2];
+        /* ptx-jit-SOURCE: the ptx-jit rule, PTX from SOURCE */
+        expect("rule", "%s", strncmp(cases[i].name, "ptx-jit-", 8) ? cases[i].name : "ptx-jit");
         gpu g;
         gpu_open(&g, advice_cubin);
         cases[i].run(&g);

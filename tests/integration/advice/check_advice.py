@@ -32,6 +32,22 @@ KERNEL_NS = {
     "clean": {"vec_add": 200_000, "_ZN4apps5scaleEPffi": 200_000_000},
 }
 GBPS = "pageable=1,pinned=25,dtod=1500,memset=3000,peer=50"
+# The fix the ptx-jit advice gives for PTX from each place (the emulated
+# device is sm_90): a program that cannot pass nvcc options is told what
+# it can do.
+PTX_FIX = {
+    "memory": "load machine code for the GPU instead: a cubin (nvcc -cubin -arch=sm_90, "
+              "or NVRTC with --gpu-architecture=sm_90)",
+    "nvrtc": "the PTX came from NVRTC in this process: compile to a cubin instead "
+             "(--gpu-architecture=sm_90, then nvrtcGetCUBIN)",
+    "nvvm": "the PTX came from NVVM in this process, as Numba compiles: let Numba cache its "
+            "kernels (@cuda.jit(cache=True))",
+    "link": "the PTX was linked by the driver (cuLinkAddData of PTX, as Numba does): let Numba "
+            "cache its kernels (@cuda.jit(cache=True))",
+    "file": "the PTX was a file: ship a cubin instead (nvcc -cubin -arch=sm_90)",
+    "fatbin": "the fat binary has no machine code for this GPU, only PTX: build with nvcc "
+              "-gencode arch=compute_90,code=sm_90",
+}
 TIMEOUT = 120
 
 
@@ -105,6 +121,10 @@ def check_message(rule, message, e):
         check(re.search(rf"Slowest: {api_re(e['api'])}, "
                         rf"{re.escape(format_bytes(int(e['bytes'])))} of image, ", m),
               f"{rule}: the slowest load is not named: {m}")
+        check(PTX_FIX[e["source"]] in m,
+              f"{rule}: PTX {e['source']}: the fix {PTX_FIX[e['source']]!r} is not given: {m}")
+        others = [fix for source, fix in PTX_FIX.items() if source != e["source"] and fix in m]
+        check(not others, f"{rule}: PTX {e['source']}: other fixes given too: {others}")
     elif rule == "leak":
         check(f"({format_bytes(int(e['bytes']))})" in m, f"{rule}: leaked bytes not said: {m}")
         check(f"Largest: {format_bytes(int(e['largest']))} on device 0." in m,

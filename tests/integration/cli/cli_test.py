@@ -51,7 +51,7 @@ def variables(out):
 def case_mapping():
     with tempfile.TemporaryDirectory() as cwd:
         rc, out, err = run(["-v", "verbose", "-c", "kernel,memcpy", "-o", "out.%p",
-                            "-f", "json,csv", "--no-gpu-timing", "--", SHOW_ENV, "print"],
+                            "-f", "json,csv,perfetto", "--no-gpu-timing", "--", SHOW_ENV, "print"],
                            cwd=cwd)
         check(rc == 0 and err == "", f"status {rc}, stderr {err!r}")
         v = variables(out)
@@ -59,7 +59,7 @@ def case_mapping():
         check(v["GPUTRACE_CATEGORIES"] == "kernel,memcpy", v)
         check(v["GPUTRACE_OUTPUT"] == os.path.join(os.path.realpath(cwd), "out.%p") or
               v["GPUTRACE_OUTPUT"] == os.path.join(cwd, "out.%p"), f"output {v}")
-        check(v["GPUTRACE_FORMAT"] == "json,csv", v)
+        check(v["GPUTRACE_FORMAT"] == "json,csv,perfetto", v)
         check(v["GPUTRACE_GPU_TIMING"] == "off", v)
         check(v["LD_PRELOAD"] == LIBRARY, f"LD_PRELOAD {v['LD_PRELOAD']} != {LIBRARY}")
         check(v["NVTX_INJECTION64_PATH"] == LIBRARY, v)
@@ -138,6 +138,7 @@ def case_usage():
     one_line_error(["-c", "kernel,gpu", SHOW_ENV], "invalid --categories 'kernel,gpu'")
     one_line_error(["-f", "xml", SHOW_ENV], "invalid --format 'xml'")
     one_line_error(["-v", "", SHOW_ENV], "--verbosity needs a value")
+    one_line_error(["-o", "   ", SHOW_ENV], "--output needs a value")
     one_line_error(["./no-such-program"], "./no-such-program: No such file or directory")
     one_line_error(["no-such-command-here"], "no-such-command-here: command not found")
     with tempfile.TemporaryDirectory() as d:

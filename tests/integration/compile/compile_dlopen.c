@@ -42,6 +42,7 @@ static void nvrtc(const char *path)
     if (r == NVRTC_SUCCESS) r = CALL(nvrtcCompileProgram, (prog, 1, options));
     if (r != NVRTC_SUCCESS) app_fail("NVRTC", "nvrtcResult", (int)r);
     expect_compile("nvrtcCompileProgram", "dl.cu", true, strlen(src), 0);
+    expect_compile_program("nvrtcCompileProgram", "dl.cu", true);
     CALL(nvrtcDestroyProgram, (&prog));
     expect_api("nvrtcCreateProgram", 1);
 }
@@ -78,6 +79,7 @@ static void nvvm(const char *path, const char *libdevice_path)
     if (ptx_size < 2) app_wrong("NVVM compiled nothing");
     unsigned long long inputs = strlen(scale_ir) + libdevice_size;
     expect_compile("nvvmVerifyProgram", "scale.ll", true, inputs, 0);
+    expect_compile_program("nvvmVerifyProgram", "scale.ll", true);
     expect_compile("nvvmCompileProgram", "scale.ll", true, inputs, 0);
     CALL(nvvmDestroyProgram, (&prog));
     free(libdevice);
@@ -90,6 +92,7 @@ static void nvvm(const char *path, const char *libdevice_path)
     r = CALL(nvvmVerifyProgram, (prog, 1, options));
     if (r == NVVM_SUCCESS) app_wrong("a module that is not NVVM IR verified");
     expect_compile("nvvmVerifyProgram", "bad.ll", false, strlen(not_ir), 0);
+    expect_compile_program("nvvmVerifyProgram", "bad.ll", false);
     expect_api_error("nvvmVerifyProgram", CALL(nvvmGetErrorString, (r)));
     CALL(nvvmDestroyProgram, (&prog));
 }

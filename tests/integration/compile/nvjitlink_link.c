@@ -29,6 +29,7 @@ static void complete_and_load(nvJitLinkHandle link, const char *name, size_t inp
 {
     check_link(nvJitLinkComplete(link), "nvJitLinkComplete");
     expect_compile("nvJitLinkComplete", name, true, input_bytes, 0);
+    expect_compile_program("nvJitLinkComplete", name, true);
     size_t size;
     check_link(nvJitLinkGetLinkedCubinSize(link, &size), "nvJitLinkGetLinkedCubinSize");
     void *cubin = malloc(size);
@@ -59,6 +60,7 @@ static void failing_link(void)
                                                        : NULL;
     if (!name) app_fail("nvJitLinkComplete of an undefined reference", "nvJitLinkResult", (int)r);
     expect_compile("nvJitLinkComplete", "calls_missing.ptx", false, sizeof ptx, 0);
+    expect_compile_program("nvJitLinkComplete", "calls_missing.ptx", false);
     expect_api_error("nvJitLinkComplete", name);
     check_link(nvJitLinkDestroy(&link), "nvJitLinkDestroy");
 }

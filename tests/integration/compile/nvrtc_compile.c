@@ -63,6 +63,7 @@ static void timing(void)
     unsigned long long wall = now_ns() - t0;
     check_rtc(r, "nvrtcCompileProgram");
     expect_compile("nvrtcCompileProgram", "heavy.cu", true, strlen(src), wall);
+    expect_compile_program("nvrtcCompileProgram", "heavy.cu", true);
     size_t ptx_size;
     check_rtc(nvrtcGetPTXSize(prog, &ptx_size), "nvrtcGetPTXSize");
     char *ptx = malloc(ptx_size);
@@ -98,6 +99,7 @@ static void timing(void)
     check_rtc(nvrtcCompileProgram(prog, 1, options), "nvrtcCompileProgram");
     expect_compile("nvrtcCompileProgram", "twice.cu", true, strlen(with_header) + strlen(header),
                    0);
+    expect_compile_program("nvrtcCompileProgram", "twice.cu", true);
     check_rtc(nvrtcDestroyProgram(&prog), "nvrtcDestroyProgram");
 }
 
@@ -121,6 +123,7 @@ static void error(void)
     check_rtc(nvrtcDestroyProgram(&prog), "nvrtcDestroyProgram");
     if (r == NVRTC_SUCCESS) app_wrong("the broken source compiled");
     expect_compile("nvrtcCompileProgram", "broken.cu", false, strlen(src), 0);
+    expect_compile_program("nvrtcCompileProgram", "broken.cu", false);
     expect_api_error("nvrtcCompileProgram", "NVRTC_ERROR_COMPILATION");
 }
 

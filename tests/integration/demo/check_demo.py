@@ -29,7 +29,7 @@ CSV_HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_
               "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps"]
 PROGRAMS = {"batch_ode": ["pageable-async-memcpy"],
             "batch_ode_nvrtc": ["pageable-async-memcpy", "ptx-jit"]}
-EXTENSIONS = [".txt", ".json", ".csv", ".trace.json"]
+EXTENSIONS = [".txt", ".json", ".csv", ".trace.json", ".pftrace"]
 KERNEL_NS = 1_000_000  # the demo's simulated integration kernel
 TIMEOUT = 150
 
@@ -48,7 +48,8 @@ def is_subsequence(lines, text_lines):
 
 def check_run(name, part, out_dir):
     lines = part.splitlines()
-    check(any(re.match(r"^gputrace: \S+ .*\| wall .* \| GPU busy .* events \| 0 dropped$", line)
+    check(any(re.match(r"^gputrace: \S+ .*\| wall .* \| GPU busy .* events \| 0 dropped"
+                       r"( \| \d+ late)?$", line)
               for line in lines), f"{name}: no summary header")
     for section in SECTIONS:
         check(any(line.startswith(section + ":") for line in lines), f"{name}: no {section} section")

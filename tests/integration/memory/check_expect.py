@@ -5,11 +5,15 @@ against what the program expected of it (expect.h: the file GT_EXPECT).
 check_expect.py --lib LIB [--same] [--categories LIST] -- program [args...]
 
   memory   the device rows, exactly (allocs, frees, peak, current, leaks,
-           unknown frees), when the program expected any
+           unknown frees, memory released with its context), when the
+           program expected any
   module   rows by (api, kind): calls and bytes, exactly; the ptx-jit
            advice counts the loads of kind ptx
   compile  rows by (api, name, ok): calls and bytes; the wall time within
-           30% of the program's own measurement around the calls
+           30% of the program's own measurement around the calls; when the
+           program said which records were its programs' first, each row's
+           "programs" and the summary's title ("4 programs, 4 compiles, 4
+           verifies, 2 links")
   api      calls per name (0: no row), and failed calls by status name
   --same   the program's exit code, stdout and stderr are also the same as
            without the shim (its output goes to GPUTRACE_LOG)
@@ -58,7 +62,8 @@ def check_memory(c, report, want, on):
     elif want:
         compare_rows(c, "memory", got, want, ["device"],
                      ["allocs", "frees", "peak_bytes", "current_bytes", "leaked_allocs",
-                      "leaked_bytes", "unknown_frees"])
+                      "leaked_bytes", "unknown_frees", "context_released_allocs",
+                      "context_released_bytes"])
 
 
 def check_modules(c, report, want, on):
@@ -73,12 +78,30 @@ def check_modules(c, report, want, on):
         c.expect(advised == jit, f"ptx-jit advice counts {advised} loads, expected {jit}")
 
 
-def check_compiles(c, report, want, on):
+def compile_title(rows):
+    """The summary's compile title for these rows, as far as the counts go."""
+    count = {"program": 0, "compile": 0, "verify": 0, "link": 0}
+    for r in rows:
+        kind = "verify" if "Verify" in r["api"] else "link" if "Link" in r["api"] else "compile"
+        count[kind] += r["calls"]
+        if kind != "link":
+            count["program"] += r["programs"]
+    plural = {"program": "programs", "compile": "compiles", "verify": "verifies", "link": "links"}
+    return "compile: " + ", ".join(f"{n} {plural[k] if n != 1 else k}"
+                                   for k, n in count.items() if n) + ", "
+
+
+def check_compiles(c, report, want, on, programs, text):
     got = report["compile"]
     if not on("compile"):
         c.expect(got == [], f"compile disabled, yet rows {got}")
         return
-    pairs = compare_rows(c, "compile", got, want, ["api", "name", "ok"], ["calls", "bytes"])
+    fields = ["calls", "bytes"] + (["programs"] if programs else [])
+    pairs = compare_rows(c, "compile", got, want, ["api", "name", "ok"], fields)
+    if programs:
+        title = compile_title(want)
+        c.expect(any(line.startswith(title) for line in text.splitlines()),
+                 f"no summary title {title!r}")
     for key, (g, w) in pairs.items():
         if w["wall_ns"]:
             wall = g["wall_ns"]["total"]
@@ -119,7 +142,7 @@ def main():
         if a.same:
             bare = run(command, env)
         traced_env = dict(env, LD_PRELOAD=a.lib, GPUTRACE_OUTPUT=os.path.join(tmp, "report"),
-                          GPUTRACE_FORMAT="json", GPUTRACE_LOG=os.path.join(tmp, "log"))
+                          GPUTRACE_FORMAT="json,text", GPUTRACE_LOG=os.path.join(tmp, "log"))
         if a.categories:
             traced_env["GPUTRACE_CATEGORIES"] = a.categories
         traced = run(command, traced_env)
@@ -131,6 +154,8 @@ def main():
             sys.exit(f"FAIL: {command[0]} exited {traced[0]}: {traced[1]}{traced[2]}")
         with open(os.path.join(tmp, "report.json")) as f:
             report = json.load(f)
+        with open(os.path.join(tmp, "report.txt"), encoding="utf-8") as f:
+            text = f.read()
         with open(expect_path) as f:
             want = json.load(f)
     enabled = set(a.categories.split(",")) if a.categories else None
@@ -138,7 +163,7 @@ def main():
     c.expect(report["totals"]["dropped"] == 0, f"{report['totals']['dropped']} events dropped")
     check_memory(c, report, want["memory"], on)
     check_modules(c, report, want["module"], on)
-    check_compiles(c, report, want["compile"], on)
+    check_compiles(c, report, want["compile"], on, want["programs_expected"], text)
     check_api(c, report, want["api"], want["api_errors"], on)
     for e in c.errors:
         print("FAIL:", e)

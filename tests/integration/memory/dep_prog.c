@@ -28,6 +28,7 @@ int main(int argc, char **argv)
     expect_free(0, BYTES);
     expect_alloc(EXPECT_HOST_ROW, BYTES);
     expect_free(EXPECT_HOST_ROW, BYTES);
+    expect_context_end(0); /* the runtime releases its primary context at exit */
     expect_api("cudaMalloc", 2);
     expect_api("cudaFreeHost", 1);
     if (expect_write() != 0) app_wrong("cannot write GT_EXPECT");

@@ -1,9 +1,11 @@
 /* The expectations of a test program (expect.h), as JSON:
  *
  *   {"memory": [{"device", "allocs", "frees", "peak_bytes", "current_bytes",
- *                "leaked_allocs", "leaked_bytes", "unknown_frees"}],
+ *                "leaked_allocs", "leaked_bytes", "unknown_frees",
+ *                "context_released_allocs", "context_released_bytes"}],
  *    "module":  [{"api", "kind", "calls", "bytes"}],
- *    "compile": [{"api", "name", "ok", "calls", "bytes", "wall_ns"}],
+ *    "compile": [{"api", "name", "ok", "calls", "bytes", "wall_ns", "programs"}],
+ *    "programs_expected": whether expect_compile_program was called,
  *    "api": {"name": calls}, "api_errors": [{"api", "error", "calls"}]} */
 #include "expect.h"
 
@@ -17,19 +19,20 @@
 
 typedef struct mem_row {
     int device;
-    unsigned long long allocs, frees, current, peak, live, unknown;
+    unsigned long long allocs, frees, current, peak, live, unknown, released, released_bytes;
 } mem_row;
 
 typedef struct named_row {
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN];
     bool ok;
-    unsigned long long calls, bytes, wall_ns;
+    unsigned long long calls, bytes, wall_ns, programs;
 } named_row;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_row mem[MAX_ROWS];
 static named_row modules[MAX_ROWS], compiles[MAX_ROWS], apis[MAX_ROWS], errors[MAX_ROWS];
 static int n_mem, n_modules, n_compiles, n_apis, n_errors;
+static bool programs_expected;
 
 static void overflow(void)
 {
@@ -74,6 +77,16 @@ void expect_unknown_free(int row)
     pthread_mutex_unlock(&lock);
 }
 
+void expect_context_end(int row)
+{
+    pthread_mutex_lock(&lock);
+    mem_row *r = mem_row_of(row);
+    r->released += r->live;
+    r->released_bytes += r->current;
+    r->live = r->current = 0;
+    pthread_mutex_unlock(&lock);
+}
+
 /* The row of (a, b, ok) in rows, added when new. */
 static named_row *named(named_row *rows, int *n, const char *a, const char *b, bool ok)
 {
@@ -107,6 +120,14 @@ void expect_compile(const char *api, const char *name, bool ok, unsigned long lo
     pthread_mutex_unlock(&lock);
 }
 
+void expect_compile_program(const char *api, const char *name, bool ok)
+{
+    pthread_mutex_lock(&lock);
+    named(compiles, &n_compiles, api, name, ok)->programs++;
+    programs_expected = true;
+    pthread_mutex_unlock(&lock);
+}
+
 void expect_api(const char *name, unsigned long long calls)
 {
     pthread_mutex_lock(&lock);
@@ -133,9 +154,11 @@ int expect_write(void)
         fprintf(f,
                 "%s{\"device\": %d, \"allocs\": %llu, \"frees\": %llu, \"peak_bytes\": %llu, "
                 "\"current_bytes\": %llu, \"leaked_allocs\": %llu, \"leaked_bytes\": %llu, "
-                "\"unknown_frees\": %llu}",
+                "\"unknown_frees\": %llu, \"context_released_allocs\": %llu, "
+                "\"context_released_bytes\": %llu}",
                 i ? ", " : "", mem[i].device, mem[i].allocs, mem[i].frees, mem[i].peak,
-                mem[i].current, mem[i].live, mem[i].current, mem[i].unknown);
+                mem[i].current, mem[i].live, mem[i].current, mem[i].unknown, mem[i].released,
+                mem[i].released_bytes);
     fprintf(f, "],\n \"module\": [");
     for (int i = 0; i < n_modules; i++)
         fprintf(f, "%s{\"api\": \"%s\", \"kind\": \"%s\", \"calls\": %llu, \"bytes\": %llu}",
@@ -144,10 +167,11 @@ int expect_write(void)
     for (int i = 0; i < n_compiles; i++)
         fprintf(f,
                 "%s{\"api\": \"%s\", \"name\": \"%s\", \"ok\": %s, \"calls\": %llu, "
-                "\"bytes\": %llu, \"wall_ns\": %llu}",
+                "\"bytes\": %llu, \"wall_ns\": %llu, \"programs\": %llu}",
                 i ? ", " : "", compiles[i].a, compiles[i].b, compiles[i].ok ? "true" : "false",
-                compiles[i].calls, compiles[i].bytes, compiles[i].wall_ns);
-    fprintf(f, "],\n \"api\": {");
+                compiles[i].calls, compiles[i].bytes, compiles[i].wall_ns, compiles[i].programs);
+    fprintf(f, "],\n \"programs_expected\": %s,\n \"api\": {",
+            programs_expected ? "true" : "false");
     for (int i = 0; i < n_apis; i++)
         fprintf(f, "%s\"%s\": %llu", i ? ", " : "", apis[i].a, apis[i].calls);
     fprintf(f, "},\n \"api_errors\": [");

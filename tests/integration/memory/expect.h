@@ -18,6 +18,9 @@ void expect_alloc(int row, unsigned long long bytes);
 void expect_free(int row, unsigned long long bytes);
 /* A free of memory the tracer cannot have seen allocated. */
 void expect_unknown_free(int row);
+/* Every allocation of the row still live goes with its context (the
+ * runtime releases its primary context at exit): released, not leaked. */
+void expect_context_end(int row);
 
 /* A module load of an image of `kind` ("ptx", "cubin", "fatbin") and size. */
 void expect_module(const char *api, const char *kind, unsigned long long bytes);
@@ -26,6 +29,12 @@ void expect_module(const char *api, const char *kind, unsigned long long bytes);
  * call (0 when it did not measure). */
 void expect_compile(const char *api, const char *name, bool ok, unsigned long long bytes,
                     unsigned long long wall_ns);
+
+/* The compilation of (api, name, ok) just expected was the first record
+ * of its program or link (a program verified, then compiled, is one
+ * program). A program that calls this has the rows' "programs" and the
+ * summary's compile title checked. */
+void expect_compile_program(const char *api, const char *name, bool ok);
 
 /* The api table has `calls` calls of `name` (0: no row at all). */
 void expect_api(const char *name, unsigned long long calls);

@@ -9,7 +9,8 @@ CASE:
   preload         LD_PRELOAD and NVTX_INJECTION64_PATH: the JSON rows (calls,
                   wall time, GPU time, level), the anomalies, the Chrome trace
                   (slices on their thread, thread names, start/end pairs,
-                  marks) and the verbose text tree
+                  marks), the marks table (JSON and text) and the verbose
+                  text tree
   cli             the same through the gputrace command
   injection_only  NVTX_INJECTION64_PATH alone: NVTX loads the library itself
                   (from a static initialiser); ranges and wall times, no GPU
@@ -25,6 +26,7 @@ durations.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -151,6 +153,24 @@ def check_trace(trace, manifest, rows):
     check(sorted(marks) == sorted(manifest["marks"]), f"trace: marks {marks}")
 
 
+def check_marks(report, text, manifest):
+    """The marks table: one row per mark the program made (each made once),
+    its times within the run; the text summary lists them."""
+    marks = report["nvtx_marks"]
+    check(sorted(m["name"] for m in marks) == sorted(manifest["marks"]), f"JSON marks: {marks}")
+    wall = report["process"]["wall_ns"]
+    for m in marks:
+        check(m["domain"] == "" and m["count"] == 1 and m["first_ns"] == m["last_ns"] <= wall,
+              f"JSON mark {m}")
+    if text is None:
+        return
+    n = len(manifest["marks"])
+    check(f"\nnvtx marks: {n} names, {n} marks\n" in text, "text: no marks table")
+    for name in manifest["marks"]:
+        check(re.search(r"^ +1 +\+\S+ \S+ +\+\S+ \S+ +" + re.escape(name) + "$", text, re.M),
+              f"text: no mark row {name!r}")
+
+
 def nvtx_text_rows(text):
     """The labels of the verbose nvtx table, in order, as printed."""
     lines = text.splitlines()
@@ -215,6 +235,7 @@ def main():
 
         if args.case == "nvtx_off":
             check(rep["nvtx"] == [], f"nvtx rows with the category off: {rep['nvtx']}")
+            check(rep["nvtx_marks"] == [], f"marks with the category off: {rep['nvtx_marks']}")
             check(len(rep["kernels"]) == 2, "the kernels are not reported")
             check(not any(e.get("cat") == "nvtx" for e in trace["traceEvents"]),
                   "nvtx events in the trace with the category off")
@@ -227,6 +248,7 @@ def main():
         emulated = all(m["gpu_ns"] is not None for m in manifest["ranges"] if not m["open"])
         rows = check_rows(rep, manifest, gpu=emulated and args.case != "injection_only")
         check_anomalies(rep, manifest)
+        check_marks(rep, text, manifest)
         if args.case == "injection_only":
             check(all(r["gpu_ns_total"] == 0 for r in rep["nvtx"]),
                   "GPU time in ranges though nothing but NVTX is traced")

@@ -19,8 +19,18 @@
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
 
 /* The shim's constructor is not part of this test: the configuration is
- * set by each test. */
+ * set by each test. The injection runs as the process's one active copy
+ * of the library. */
 void gt_init_once(void) {}
+int gt_copy_active(void)
+{
+    return 1;
+}
+void *gt_copy_active_symbol(const char *name)
+{
+    (void)name;
+    return NULL;
+}
 
 /* ------------------------------------------------ one copy of the API */
 

@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
-"""The Chrome trace (SPEC §7) of real test programs, run under
-libgputrace.so on the emulated driver: its structure, and that it shows
-what happened (the emulator's configured durations, the program's
-streams, threads and memory).
+"""The timelines of real test programs, run under libgputrace.so on the
+emulated driver: the Chrome trace (SPEC §7) or the Perfetto trace (SPEC
+§11): its structure, and that it shows what happened (the emulator's
+configured durations, the program's streams, threads and memory).
 
-check_trace.py --lib LIB CASE -- program [args...]
+check_trace.py --lib LIB [--format chrome|perfetto --build-dir DIR] CASE -- program [args...]
 
-Every case checks:
-  - the document: traceEvents and displayTimeUnit "ns", each event's
-    phase and fields, ts/dur numbers, no dur below 0
+The Perfetto trace is decoded with Perfetto's own definitions and read as
+its trace processor reads it (tests/perfetto: the test is skipped, exit
+77, when those cannot be had), then brought to the Chrome trace's terms,
+so that both formats answer the same checks. Every case checks:
+  - the document: Chrome: traceEvents and displayTimeUnit "ns", each
+    event's phase and fields, ts/dur numbers, no dur below 0; Perfetto:
+    none of the format's rules broken (pftrace_import.py), every GPU
+    track under a "GPU d" track under the process
   - GPU slices: each kernel, copy and memset slice lasts its configured
     duration (kernel name, or bytes / rate) within 1% (1 ns for rounding);
     as many kernel slices as the JSON report has timed launches; graph
     launches under their own name
-  - tracks: GPU work on tracks named "GPU d ..." with a sort index after
-    the host threads; on each stream the slices do not overlap (a stream
-    runs its work in order)
+  - tracks: GPU work on tracks named "GPU d ..." (in Chrome's, with a sort
+    index after the host threads); on each stream the slices do not
+    overlap (a stream runs its work in order), beyond the GPU timer's
+    resolution (STREAM_SLACK_NS)
+  - flows: every GPU slice ends the flow its launching host call starts
   - host slices: on the threads that made the calls, never on GPU tracks
   - the memory counter: in use after each change in time order; its
     highest value is the JSON report's peak and its last the bytes still
@@ -24,8 +31,10 @@ Cases add:
   streams   (cu_streams) the program's streams each have a track
   threads   (mt_launcher T N) each launching thread has N launch slices
   nvtx      (nvtx_prog) ranges on their threads, the named worker thread,
-            domains in args; the 200 nested pushes left out past the depth
-            cap and the log's warning naming that cause
+            domains in args; each range once opened lasting between the
+            program's bounds and nested as deep as it opened it; the 200
+            nested pushes left out past the depth cap and the log's
+            warning naming that cause
   plain     nothing more (drv_linked: every copy and memset kind)
 """
 import argparse
@@ -39,6 +48,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "intercept"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "perfetto"))
 from verdict import check, report  # noqa: E402
 from check_report import GBPS, base_name, copy_rate, emu_env, kernel_ns, read_json  # noqa: E402
 
@@ -47,6 +57,13 @@ PHASES = {"X", "C", "M", "b", "e", "i"}
 TOLERANCE = 0.01
 NVTX_MAX_DEPTH = 128
 TIMEOUT = 300
+# GPU times are an event's elapsed time (float milliseconds) since a
+# per-context epoch event refreshed about once a second, placed at the
+# epoch's host time: between two pieces of work on one stream they are good
+# to the float's resolution (61 ns at 1 s), against host times to the
+# epoch's placement, a microsecond or a few when the machine is busy.
+STREAM_SLACK_NS = 100
+CLOCK_SLACK_NS = 5000
 
 
 
@@ -103,7 +120,7 @@ def expected_gpu_ns(e):
     return nbytes / copy_rate(m.group(1), m.group(2) or "none")
 
 
-def check_gpu(events, report, pid):
+def check_gpu(events, report, pid, sort_index):
     meta = metadata(events)
     gpu = [e for e in events if e["ph"] == "X" and e["tid"] >= GPU_TID_BASE]
     check(gpu, "no GPU slices")
@@ -121,11 +138,12 @@ def check_gpu(events, report, pid):
         name = meta.get(("thread_name", tid), {}).get("name", "")
         check(re.match(r"^GPU \d+ (default stream|per-thread default stream|stream 0x[0-9a-f]+)$",
                        name), f"GPU track {tid} named {name!r}")
-        check(meta.get(("thread_sort_index", tid), {}).get("sort_index", 0) >= 1000000,
+        check(not sort_index or
+              meta.get(("thread_sort_index", tid), {}).get("sort_index", 0) >= 1000000,
               f"GPU track {name!r} has no sort index after the host threads")
         slices.sort(key=lambda s: s["ts"])
         for a, b in zip(slices, slices[1:]):
-            check(ns(b["ts"]) >= ns(a["ts"] + a["dur"]) - 1,
+            check(ns(b["ts"]) >= ns(a["ts"] + a["dur"]) - STREAM_SLACK_NS,
                   f"{name}: {b['name']!r} at {b['ts']} us starts before {a['name']!r} ends")
     timed = sum(r["timed"] for r in report["kernels"])
     slices = sum(1 for e in gpu if e["cat"] == "kernel")
@@ -134,6 +152,24 @@ def check_gpu(events, report, pid):
     check(sum(1 for e in gpu if e["name"] == "[graph launch]") == graphs,
           f"graph launch slices, the report has {graphs} timed")
     return tracks
+
+
+def check_flows(events, gpu):
+    """Each GPU slice ends one flow (v2: bind_id, flow_in), started by the
+    host call that launched it (flow_out): on a host thread, in the same
+    category, no later than the work began (give or take CLOCK_SLACK_NS)."""
+    outs = {e["bind_id"]: e for e in events if e["ph"] == "X" and e.get("flow_out") is True}
+    ins = {e.get("bind_id"): e for e in gpu if e.get("flow_in") is True}
+    check(len(ins) == len(gpu), f"{len(gpu)} GPU slices, {len(ins)} flow ends")
+    check(set(ins) == set(outs), f"flows {len(outs)} started, {len(ins)} ended, not the same ids")
+    for fid, g in ins.items():
+        h = outs.get(fid)
+        if h is None:
+            continue
+        check(h["tid"] < GPU_TID_BASE and h["pid"] == g["pid"] and h["cat"] == g["cat"],
+              f"flow {fid}: {h['name']!r} on {h['tid']} launches {g['cat']} {g['name']!r}")
+        check(ns(g["ts"]) >= ns(h["ts"]) - CLOCK_SLACK_NS,
+              f"flow {fid}: {g['name']!r} at {g['ts']} us starts before its launch at {h['ts']} us")
 
 
 def check_host(events, pid, tids):
@@ -174,7 +210,7 @@ def check_memory(events, report):
 def run_case(args, directory):
     env = emu_env()
     env.update(LD_PRELOAD=args.lib, GPUTRACE_OUTPUT=os.path.join(directory, "r.%p"),
-               GPUTRACE_FORMAT="json,chrome", GPUTRACE_VERBOSITY="default",
+               GPUTRACE_FORMAT=f"json,{args.format}", GPUTRACE_VERBOSITY="default",
                GPUTRACE_LOG=os.path.join(directory, "log"),
                NVTX_INJECTION64_PATH=args.lib)
     p = subprocess.run(args.command, env=env, capture_output=True, timeout=TIMEOUT)
@@ -185,11 +221,30 @@ def run_case(args, directory):
         return None
     pid = int(reports[0].split(".")[1])
     report = read_json(os.path.join(directory, reports[0]))
-    with open(os.path.join(directory, f"r.{pid}.trace.json"), "rb") as f:
-        doc = json.loads(f.read().decode("utf-8"))  # strict: valid UTF-8 throughout
+    if args.format == "chrome":
+        with open(os.path.join(directory, f"r.{pid}.trace.json"), "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"))  # strict: valid UTF-8 throughout
+    else:
+        doc = pftrace_import.load(os.path.join(directory, f"r.{pid}.pftrace"))
     log_path = os.path.join(directory, "log")
     log = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
     return pid, report, doc, log
+
+
+def perfetto_structure(trace):
+    """The format's rules, then the GPU tracks' place: each under a "GPU d"
+    track under the process."""
+    for p in trace.problems:
+        check(False, p)
+    if trace.problems:
+        return []
+    for s in trace.slices:
+        t = trace.tracks[s["track"]]
+        if t["name"] and t["name"].startswith("GPU ") and not t["thread"]:
+            group = trace.gpu_group(t)
+            check(group is not None and t["name"].startswith(group["name"] + " "),
+                  f"GPU track {t['name']!r} not under its device's track")
+    return trace.events
 
 
 def case_streams(tracks, streams):
@@ -210,7 +265,41 @@ def case_threads(events, pid, launches):
           f"x {launches[1]}")
 
 
-def case_nvtx(events, log, manifest):
+def nvtx_domain(e):
+    return e.get("args", {}).get("domain", "")
+
+
+def check_nvtx_nesting(nvtx, manifest):
+    """Each push/pop range opened once lasts between the program's bounds
+    for it and lies inside as many ranges of its domain on its thread as
+    the level the program was given; the deep ranges kept are nested one
+    in the other."""
+    for r in manifest["ranges"]:
+        found = [e for e in nvtx if e["name"] == r["name"] and nvtx_domain(e) == r["domain"]]
+        if r["calls"] != 1 or r["open"] or r["domain"] == "deep" or not found:
+            continue  # several calls, open at exit, or a start/end range (not a slice)
+        if not check(len(found) == 1, f"range {r['name']!r} drawn {len(found)} times"):
+            continue
+        e = found[0]
+        dur = ns(e["dur"])
+        check(r["inner_ns"] <= dur <= r["outer_ns"],
+              f"range {r['name']!r}: {dur} ns, not in [{r['inner_ns']}, {r['outer_ns']}]")
+        check(depth(e, nvtx) == r["level"],
+              f"range {r['name']!r} at depth {depth(e, nvtx)}, opened at level {r['level']}")
+    deep = [e for e in nvtx if nvtx_domain(e) == "deep"]
+    check(sorted(depth(e, deep) for e in deep) == list(range(len(deep))),
+          "the deep ranges are not nested one in the other")
+
+
+def depth(e, among):
+    """How many ranges of e's domain on e's thread enclose e."""
+    start, end = ns(e["ts"]), ns(e["ts"] + e["dur"])
+    return sum(1 for o in among if o is not e and o["tid"] == e["tid"] and
+               nvtx_domain(o) == nvtx_domain(e) and ns(o["ts"]) <= start and
+               ns(o["ts"] + o["dur"]) >= end)
+
+
+def case_nvtx(events, log, manifest, trace_name):
     nvtx = [e for e in events if e["ph"] == "X" and e["cat"] == "nvtx"]
     meta = metadata(events)
     check(meta.get(("thread_name", manifest["worker_tid"]), {}).get("name") == "nvtx worker",
@@ -218,22 +307,30 @@ def case_nvtx(events, log, manifest):
     on_worker = [e for e in nvtx if e["tid"] == manifest["worker_tid"]]
     check([e["name"] for e in on_worker] == ["worker range"], f"worker slices {on_worker}")
     iters = [e for e in nvtx if e["name"] == "iter"]
-    domains = sorted(e.get("args", {}).get("domain", "") for e in iters)
+    domains = sorted(nvtx_domain(e) for e in iters)
     check(domains == [""] * 5 + ["mylib"], f"'iter' slices' domains {domains}")
-    deep = [e for e in nvtx if e.get("args", {}).get("domain") == "deep"]
+    deep = [e for e in nvtx if nvtx_domain(e) == "deep"]
     check(len(deep) == NVTX_MAX_DEPTH, f"{len(deep)} slices in domain 'deep'")
+    check_nvtx_nesting(nvtx, manifest)
     lost = 200 - NVTX_MAX_DEPTH
-    check(re.search(rf"the trace left out {lost} events: {lost} NVTX ranges nested deeper than "
-                    rf"{NVTX_MAX_DEPTH}", log), f"no warning naming the deep ranges: {log!r}")
+    check(re.search(rf"{trace_name} left out {lost} events: {lost} NVTX ranges nested deeper "
+                    rf"than {NVTX_MAX_DEPTH}", log), f"no warning naming the deep ranges: {log!r}")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lib", required=True)
+    parser.add_argument("--format", choices=["chrome", "perfetto"], default="chrome")
+    parser.add_argument("--build-dir", help="where the Perfetto definitions' venv lives")
     parser.add_argument("case", choices=["streams", "threads", "nvtx", "plain"])
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     args.command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.format == "perfetto":
+        import perfetto_env
+        perfetto_env.run_in_venv(args.build_dir)
+        global pftrace_import
+        import pftrace_import
     with tempfile.TemporaryDirectory(prefix="gt-trace-") as d:
         if args.case == "nvtx":
             args.command = args.command + [os.path.join(d, "nvtx.json")]
@@ -242,10 +339,12 @@ def main():
             return report()
         pid, rep, doc, log = got
         nvtx_manifest = read_json(os.path.join(d, "nvtx.json")) if args.case == "nvtx" else None
-    events = check_structure(doc)
+    chrome = args.format == "chrome"
+    events = check_structure(doc) if chrome else perfetto_structure(doc)
     if not events:
         return report()
-    tracks = check_gpu(events, rep, pid)
+    tracks = check_gpu(events, rep, pid, sort_index=chrome)
+    check_flows(events, [s for slices in tracks.values() for s in slices])
     check_host(events, pid, {pid} if args.case in ("streams", "plain") else None)
     check_memory(events, rep)
     if args.case == "streams":
@@ -253,7 +352,7 @@ def main():
     elif args.case == "threads":
         case_threads(events, pid, (int(args.command[1]), int(args.command[2])))
     elif args.case == "nvtx":
-        case_nvtx(events, log, nvtx_manifest)
+        case_nvtx(events, log, nvtx_manifest, "the trace" if chrome else "the Perfetto trace")
     return report()
 
 

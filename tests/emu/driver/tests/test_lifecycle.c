@@ -184,7 +184,9 @@ static void test_stats_file(void **state)
     assert_non_null(strstr(json, "\"event_records\": 2,"));
     assert_non_null(strstr(json, "\"capture_event_records\": 1,"));
     assert_non_null(strstr(json, "\"events_created\": 1,"));
-    assert_non_null(strstr(json, "\"proc_address_requests\": 1}"));
+    assert_non_null(strstr(json, "\"proc_address_requests\": 1,"));
+    /* The test kernel's PTX, loaded once. */
+    assert_non_null(strstr(json, "\"loads\": {\"cuModuleLoadData ptx\": 1}}"));
     unlink(path);
 }
 

@@ -105,6 +105,42 @@ static void test_every_image_format(void **state)
     }
 }
 
+/* Loads are counted by API and by the image's own format; failed ones are
+ * not. */
+static void test_load_counts(void **state)
+{
+    (void)state;
+    gtemu_reset();
+    size_t size;
+    void *ptx = read_file("kernels.ptx", &size);
+    void *cubin = read_file("kernels.cubin", &size);
+    void *fatbin = read_file("kernels.fatbin", &size);
+    CUmodule mods[4];
+    ok_cu(cuModuleLoadData(&mods[0], ptx));
+    ok_cu(cuModuleLoadData(&mods[1], cubin));
+    ok_cu(cuModuleLoadFatBinary(&mods[2], fatbin));
+    ok_cu(cuModuleLoad(&mods[3], path_of("kernels.ptx")));
+    expect_cu(CUDA_ERROR_INVALID_IMAGE, cuModuleLoadData(&mods[0], "not an image"));
+    CUlibrary libs[2];
+    ok_cu(cuLibraryLoadData(&libs[0], cubin, NULL, NULL, 0, NULL, NULL, 0));
+    ok_cu(cuLibraryLoadFromFile(&libs[1], path_of("kernels.fatbin"), NULL, NULL, 0, NULL, NULL, 0));
+    assert_int_equal(gtemu_loads("cuModuleLoadData", "ptx"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoadData", "cubin"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoadFatBinary", "fatbin"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoad", "ptx"), 1);
+    assert_int_equal(gtemu_loads("cuLibraryLoadData", "cubin"), 1);
+    assert_int_equal(gtemu_loads("cuLibraryLoadFromFile", "fatbin"), 1);
+    assert_int_equal(gtemu_loads("cuModuleLoadDataEx", "ptx"), 0);
+    assert_int_equal(gtemu_loads("cuLinkComplete", "cubin"), 0); /* not a loader */
+    for (int i = 0; i < 4; i++)
+        ok_cu(cuModuleUnload(mods[i]));
+    for (int i = 0; i < 2; i++)
+        ok_cu(cuLibraryUnload(libs[i]));
+    free(ptx);
+    free(cubin);
+    free(fatbin);
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
@@ -206,6 +242,10 @@ static void test_library_and_durations(void **state)
             fail_msg("kernel %d took %.1f ns, expected %.0f", i, ns, expected[i].ns);
     }
     assert_int_equal(gtemu_kernel_ns("_ZN2ns4tmplIdEEvPT_"), 4000);
+    /* ABI tags are no part of the name that is matched (Numba tags every
+     * kernel with a hash of its compilation). */
+    assert_int_equal(gtemu_kernel_ns("_ZN2ns4tmplB2v1IdEEvPT_"), 4000);
+    assert_int_equal(gtemu_kernel_ns("_Z4busyB2v1B5cw51xPfi"), 3000);
 
     ok_cu(cuLibraryUnload(lib));
     expect_cu(CUDA_ERROR_INVALID_HANDLE, cuKernelGetName(&name, k));
@@ -250,14 +290,58 @@ static void test_link(void **state)
     free(cubin);
 }
 
+/* PTX handed to cuLinkAddData is read up to its NUL, whatever the size
+ * says of it: with the NUL, without it (Numba's len(ptx)), or a buffer
+ * longer than the text. A size of 0 and text that is no PTX are refused. */
+static void test_link_ptx_sizes(void **state)
+{
+    (void)state;
+    size_t len;
+    char *ptx = read_file("kernels.ptx", &len);
+    assert_int_equal(strlen(ptx), len);
+    char *padded = calloc(1, len + 64);
+    assert_non_null(padded);
+    memcpy(padded, ptx, len);
+    struct {
+        const char *data;
+        size_t size;
+    } inputs[] = {{ptx, len + 1}, {ptx, len}, {padded, len + 64}};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        CUlinkState link;
+        ok_cu(cuLinkCreate(0, NULL, NULL, &link));
+        ok_cu(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)inputs[i].data, inputs[i].size,
+                            "kernels", 0, NULL, NULL));
+        void *out;
+        size_t out_size;
+        ok_cu(cuLinkComplete(link, &out, &out_size));
+        CUmodule mod;
+        ok_cu(cuModuleLoadData(&mod, out));
+        check_module(mod, "linked PTX", N_ENTRIES);
+        ok_cu(cuModuleUnload(mod));
+        ok_cu(cuLinkDestroy(link));
+    }
+    CUlinkState link;
+    ok_cu(cuLinkCreate(0, NULL, NULL, &link));
+    expect_cu(CUDA_ERROR_INVALID_VALUE,
+              cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx, 0, "kernels", 0, NULL, NULL));
+    char not_ptx[] = "// a comment, no directive";
+    expect_cu(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_PTX, not_ptx,
+                                                      strlen(not_ptx), "junk", 0, NULL, NULL));
+    ok_cu(cuLinkDestroy(link));
+    free(padded);
+    free(ptx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_image_format),
+        cmocka_unit_test(test_load_counts),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_fatbin_wrapper),
         cmocka_unit_test(test_library_and_durations),
         cmocka_unit_test(test_link),
+        cmocka_unit_test(test_link_ptx_sizes),
     };
     return cmocka_run_group_tests(tests, setup_primary, teardown_primary);
 }

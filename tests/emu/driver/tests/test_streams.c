@@ -1,10 +1,12 @@
 /* Streams, events and launches as documented: handles and their errors,
  * host functions and callbacks in stream order, launch configuration
  * limits, and the launch queue that blocks the host when full. Durations:
- * busy = 2 ms, quick = 0, others 1000 ns (GPUTRACE_EMU_KERNEL_NS). */
+ * busy = 2 ms, quick = 0, ns::tagged = 3 us, others 1000 ns
+ * (GPUTRACE_EMU_KERNEL_NS). */
 #include "emu_test.h"
 
 #include <cudaProfiler.h>
+#include <dlfcn.h>
 
 #include <stdatomic.h>
 #include <string.h>
@@ -235,6 +237,20 @@ static void test_occupancy_and_profiler(void **state)
 
 /* The launch queue holds 2048 incomplete operations: launching 20,000
  * kernels of 1000 ns must make the host wait for most of their time. */
+/* Without __cxa_demangle in the process (a C program, or Python), names
+ * are parsed directly: ABI tags are no part of the name matched (Numba
+ * tags every kernel with one). */
+static void test_names_without_demangler(void **state)
+{
+    (void)state;
+    assert_null(dlsym(RTLD_DEFAULT, "__cxa_demangle"));
+    assert_int_equal(gtemu_kernel_ns("_Z4busyPfi"), 2000000);
+    assert_int_equal(gtemu_kernel_ns("_Z4busyB2v1B5cw51xPfi"), 2000000);
+    assert_int_equal(gtemu_kernel_ns("_Z5quickB2v1B3abcv"), 0);
+    assert_int_equal(gtemu_kernel_ns("_ZN2ns6taggedB2v1B3abcE5ArrayIfLi1E1C7mutable7alignedEd"),
+                     3000);
+}
+
 static void test_launch_queue_blocks_host(void **state)
 {
     (void)state;
@@ -259,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_event_errors),
         cmocka_unit_test(test_launch_limits),
         cmocka_unit_test(test_occupancy_and_profiler),
+        cmocka_unit_test(test_names_without_demangler),
         cmocka_unit_test(test_launch_queue_blocks_host),
     };
     return cmocka_run_group_tests(tests, setup, teardown_primary);

@@ -144,6 +144,116 @@ static void test_stop_kept_when_work_follows(void **state)
     ok_cu(cuMemFree(d));
 }
 
+/* A tool's event pair inside the program's own, as a preloaded profiler
+ * records one around each operation: both pairs measure the copy, as the
+ * program's pair does without the tool, however long the host takes
+ * between the records. */
+struct nested {
+    CUstream s;
+    CUevent tool_start, tool_stop;
+    CUdeviceptr dev;
+    void *pinned;
+};
+
+static void nested_setup(struct nested *n)
+{
+    ok_cu(cuStreamCreate(&n->s, 0));
+    ok_cu(cuEventCreate(&n->tool_start, 0));
+    ok_cu(cuEventCreate(&n->tool_stop, 0));
+    ok_cu(cuMemAlloc(&n->dev, BYTES));
+    ok_cu(cuMemAllocHost(&n->pinned, BYTES));
+}
+
+/* The tool's start, the copy, the tool's stop. */
+static void nested_copy(struct nested *n)
+{
+    ok_cu(cuEventRecord(n->tool_start, n->s));
+    ok_cu(cuMemcpyHtoDAsync(n->dev, n->pinned, BYTES, n->s));
+    ok_cu(cuEventRecord(n->tool_stop, n->s));
+}
+
+static void nested_teardown(struct nested *n)
+{
+    ok_cu(cuMemFreeHost(n->pinned));
+    ok_cu(cuMemFree(n->dev));
+    ok_cu(cuEventDestroy(n->tool_start));
+    ok_cu(cuEventDestroy(n->tool_stop));
+    ok_cu(cuStreamDestroy(n->s));
+}
+
+/* The program waits for its stop each time, which it records long after
+ * the copy ended; then it takes its time before the next start. */
+static void test_nested_pairs(void **state)
+{
+    (void)state;
+    struct nested n;
+    nested_setup(&n);
+    for (int i = 0; i < 3; i++) {
+        ok_cu(cuEventRecord(start, n.s));
+        usleep(1000);
+        nested_copy(&n);
+        usleep(5000);
+        ok_cu(cuEventRecord(stop, n.s));
+        ok_cu(cuEventSynchronize(stop));
+        assert_elapsed(n.tool_start, n.tool_stop, PINNED_NS);
+        assert_elapsed(start, stop, PINNED_NS);
+        usleep(3000);
+    }
+    nested_teardown(&n);
+}
+
+/* The program records pairs without waiting and reads them at the end;
+ * the tool reads its pair once the copy is over (its stop, the program's
+ * stop, the program's next start and the tool's next start come between
+ * two copies: each goes with the copy it was recorded nearer to). */
+static void test_nested_pairs_unsynchronised(void **state)
+{
+    (void)state;
+    struct nested n;
+    nested_setup(&n);
+    CUevent starts[3], stops[3];
+    for (int i = 0; i < 3; i++) {
+        ok_cu(cuEventCreate(&starts[i], 0));
+        ok_cu(cuEventCreate(&stops[i], 0));
+    }
+    for (int i = 0; i < 3; i++) {
+        ok_cu(cuEventRecord(starts[i], n.s));
+        usleep(200);
+        nested_copy(&n);
+        usleep(200);
+        ok_cu(cuEventRecord(stops[i], n.s));
+        usleep(5000);
+        assert_elapsed(n.tool_start, n.tool_stop, PINNED_NS);
+    }
+    ok_cu(cuStreamSynchronize(n.s));
+    for (int i = 0; i < 3; i++) {
+        assert_elapsed(starts[i], stops[i], PINNED_NS);
+        ok_cu(cuEventDestroy(starts[i]));
+        ok_cu(cuEventDestroy(stops[i]));
+    }
+    nested_teardown(&n);
+}
+
+/* The program waits for the stream, then records its stop: without the
+ * tool that stop closes the copy, and so it does after the tool's. */
+static void test_nested_stop_after_stream_sync(void **state)
+{
+    (void)state;
+    struct nested n;
+    nested_setup(&n);
+    for (int i = 0; i < 2; i++) {
+        ok_cu(cuEventRecord(start, n.s));
+        nested_copy(&n);
+        ok_cu(cuStreamSynchronize(n.s));
+        usleep(2000);
+        ok_cu(cuEventRecord(stop, n.s));
+        ok_cu(cuEventSynchronize(stop));
+        assert_elapsed(start, stop, PINNED_NS);
+        assert_elapsed(n.tool_start, n.tool_stop, PINNED_NS);
+    }
+    nested_teardown(&n);
+}
+
 static void time_copy(CUstream s, double expected_ns, CUresult (*copy)(void *, CUstream), void *arg)
 {
     ok_cu(cuEventRecord(start, s));
@@ -429,6 +539,9 @@ int main(void)
         cmocka_unit_test(test_kernel_elapsed),
         cmocka_unit_test(test_elapsed_ignores_host_delays),
         cmocka_unit_test(test_stop_kept_when_work_follows),
+        cmocka_unit_test(test_nested_pairs),
+        cmocka_unit_test(test_nested_pairs_unsynchronised),
+        cmocka_unit_test(test_nested_stop_after_stream_sync),
         cmocka_unit_test(test_copy_elapsed),
         cmocka_unit_test(test_host_waits_for_simulated_time),
         cmocka_unit_test(test_legacy_stream_ordering),

@@ -1,0 +1,358 @@
+/* The Perfetto trace's events, one record at a time (see pftrace.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pftrace_internal.h"
+
+static void add_uint(pf_event *e, enum pf_arg_name name, uint64_t v)
+{
+    e->args[e->nargs++] = (pf_arg){.name = (uint8_t)name, .kind = PF_UINT, .value = v};
+}
+
+static void add_interned(pf_event *e, enum pf_arg_name name, uint64_t iid)
+{
+    e->args[e->nargs++] = (pf_arg){.name = (uint8_t)name, .kind = PF_INTERNED, .value = iid};
+}
+
+/* A string id's annotation: interned like the names. */
+static void add_string(pf_event *e, enum pf_arg_name name, uint32_t id)
+{
+    add_interned(e, name, PF_IID(PF_STR_STRING, id));
+}
+
+static void add_text(pf_event *e, enum pf_arg_name name, const char *text, size_t len)
+{
+    e->args[e->nargs++] =
+        (pf_arg){.name = (uint8_t)name, .kind = PF_TEXT, .text = text, .len = len};
+}
+
+/* A slice's BEGIN into *e; its annotations (not cleared: there are none
+ * yet) are added after. */
+static void slice(pf_event *e, uint64_t ts, uint64_t name, enum gt_category c)
+{
+    e->type = PF_SLICE_BEGIN;
+    e->category = (uint8_t)(c + 1);
+    e->nargs = 0;
+    e->ts = ts;
+    e->name = name;
+    e->flow_out = e->flow_in = e->counter = 0;
+}
+
+/* A host call on its thread. Its annotations say what no GPU slice says:
+ * the bytes it moved or took and the kernel it launched, unless its GPU
+ * slice has them; the program compiled; the error of a failed call. A
+ * launch whose GPU slice follows starts the flow to it. */
+static void host_slice(gt_pftrace *t, const gt_event *ev, bool gpu_slice_follows, uint64_t flow)
+{
+    if (!ev->api) return;
+    uint32_t seq = gt_pf_thread(t, ev->tid, ev->host_start);
+    if (seq == UINT32_MAX) return;
+    pf_event e;
+    slice(&e, ev->host_start, PF_IID(PF_NAME_STRING, ev->api), gt_timeline_category(ev->kind));
+    e.flow_out = flow;
+    if (gt_timeline_has_bytes(ev->kind) && !gpu_slice_follows)
+        add_uint(&e, PF_ARG_BYTES, ev->bytes);
+    if ((ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows)
+        add_string(&e, PF_ARG_KERNEL, ev->name);
+    if (ev->kind == GT_EV_COMPILE && ev->name) add_string(&e, PF_ARG_PROGRAM, ev->name);
+    char number[16];
+    if (ev->result && ev->error)
+        add_string(&e, PF_ARG_ERROR, ev->error);
+    else if (ev->result)
+        add_text(&e, PF_ARG_ERROR, number,
+                 (size_t)snprintf(number, sizeof number, "%d", (int)ev->result));
+    gt_pf_event(t, seq, &e);
+    gt_pf_end(t, seq, ev->host_end > ev->host_start ? ev->host_end : ev->host_start);
+}
+
+/* The event name of GPU work: the kernel, the kind of copy, memset. */
+static uint64_t gpu_name(const gt_event *ev)
+{
+    if (ev->kind == GT_EV_MEMCPY) {
+        unsigned dir = ev->u.copy.dir < GT_DIR_COUNT ? ev->u.copy.dir : GT_DIR_COUNT;
+        unsigned host = ev->u.copy.host_mem < GT_HOST_COUNT ? ev->u.copy.host_mem : GT_HOST_COUNT;
+        unsigned async = (ev->flags & GT_EVF_ASYNC) != 0;
+        return PF_IID(PF_NAME_FIXED, (dir * (GT_HOST_COUNT + 1) + host) * 2 + async);
+    }
+    if (ev->kind == GT_EV_MEMSET) return PF_IID(PF_NAME_FIXED, PF_FIXED_MEMSET);
+    if (ev->kind == GT_EV_GRAPH) return PF_IID(PF_NAME_FIXED, PF_FIXED_GRAPH);
+    if (ev->name) return PF_IID(PF_NAME_STRING, ev->name);
+    return PF_IID(PF_NAME_FIXED, PF_FIXED_UNNAMED);
+}
+
+/* Launch dimensions: interned, or as text past the cap. */
+static void add_dims(gt_pftrace *t, pf_event *e, enum pf_arg_name name, const uint32_t v[3],
+                     char *buf, size_t cap)
+{
+    uint64_t iid = gt_pf_dims_iid(t, name == PF_ARG_BLOCK, v);
+    if (iid)
+        add_interned(e, name, iid);
+    else
+        add_text(e, name, buf, (size_t)snprintf(buf, cap, "%u,%u,%u", v[0], v[1], v[2]));
+}
+
+/* GPU work on a lane of its stream, ending the flow from its launch. */
+static void gpu_slice(gt_pftrace *t, const gt_event *ev, uint32_t seq, uint64_t label,
+                      uint64_t flow)
+{
+    pf_event e;
+    slice(&e, ev->gpu_start, gpu_name(ev), gt_timeline_category(ev->kind));
+    e.flow_in = flow;
+    char grid[40], block[40];
+    if (ev->kind == GT_EV_KERNEL) {
+        add_dims(t, &e, PF_ARG_GRID, ev->u.kernel.grid, grid, sizeof grid);
+        add_dims(t, &e, PF_ARG_BLOCK, ev->u.kernel.block, block, sizeof block);
+        if (ev->u.kernel.shmem) add_uint(&e, PF_ARG_SHARED, ev->u.kernel.shmem);
+    } else if (ev->kind != GT_EV_GRAPH) {
+        add_uint(&e, PF_ARG_BYTES, ev->bytes);
+        if (ev->kind == GT_EV_MEMCPY && ev->u.copy.dir < GT_DIR_COUNT)
+            add_interned(&e, PF_ARG_DIRECTION,
+                         PF_IID(PF_STR_FIXED, PF_FIXED_DIRECTION(ev->u.copy.dir)));
+        if (ev->kind == GT_EV_MEMCPY && ev->u.copy.host_mem != GT_HOST_NONE &&
+            ev->u.copy.host_mem < GT_HOST_COUNT)
+            add_interned(&e, PF_ARG_HOST_MEMORY,
+                         PF_IID(PF_STR_FIXED, PF_FIXED_HOST(ev->u.copy.host_mem)));
+    }
+    add_interned(&e, PF_ARG_STREAM, label);
+    add_uint(&e, PF_ARG_CORRELATION, flow & 0xffffffffu);
+    gt_pf_event(t, seq, &e);
+    gt_pf_end(t, seq, ev->gpu_end > ev->gpu_start ? ev->gpu_end : ev->gpu_start);
+}
+
+static void gpu_work(void *w, const gt_event *ev)
+{
+    gt_pftrace *t = w;
+    bool gpu = gt_timeline_gpu_work(ev, t->categories);
+    uint32_t lane = UINT32_MAX;
+    uint64_t label = 0;
+    if (gpu) {
+        lane = gt_pf_gpu_lane(t, ev->device, ev->stream, ev->gpu_start, ev->gpu_end, &label);
+        if (lane == UINT32_MAX) t->lost.tracks++;
+    }
+    /* Flow ids are global to a trace that may be opened with others: the
+     * process's pid in the high half keeps them apart. */
+    uint64_t flow = lane != UINT32_MAX ? t->uuid_base | ++t->flows : 0;
+    host_slice(t, ev, gpu, flow);
+    if (lane != UINT32_MAX) gpu_slice(t, ev, lane, label, flow);
+}
+
+/* Memory in use on a device row after a change (gt_mem_sink_fn). */
+static void memory_changed(void *ctx, int32_t device, uint64_t time, uint64_t bytes)
+{
+    gt_pftrace *t = ctx;
+    uint32_t seq = gt_pf_counter(t, device, time);
+    if (seq == UINT32_MAX) return;
+    pf_event e = {.type = PF_COUNTER, .ts = time, .counter = bytes};
+    gt_pf_event(t, seq, &e);
+}
+
+void gt_pftrace_follow_memory(gt_pftrace *t, gt_memory *m)
+{
+    if (gt_memory_set_sink(m, memory_changed, t) == 0) t->memory = m;
+}
+
+/* --- NVTX ------------------------------------------------------------ */
+
+/* What a range says beside its name. */
+static void nvtx_args(pf_event *e, uint32_t domain, uint32_t category, uint32_t color, char *buf,
+                      size_t cap)
+{
+    if (domain) add_string(e, PF_ARG_DOMAIN, domain);
+    if (category) add_string(e, PF_ARG_CATEGORY, category);
+    if (color)
+        add_text(e, PF_ARG_COLOR, buf,
+                 (size_t)snprintf(buf, cap, "#%06x", (unsigned)(color & 0xffffffu)));
+}
+
+static void nvtx_begin(gt_pftrace *t, uint32_t seq, uint8_t type, uint64_t ts, uint32_t name,
+                       uint32_t domain, uint32_t category, uint32_t color)
+{
+    pf_event e;
+    slice(&e, ts, PF_IID(PF_NAME_STRING, name), GT_CAT_NVTX);
+    e.type = type;
+    char buf[16];
+    nvtx_args(&e, domain, category, color, buf, sizeof buf);
+    gt_pf_event(t, seq, &e);
+}
+
+static void nvtx_push(void *w, const gt_event *ev)
+{
+    gt_pftrace *t = w;
+    pf_stack *s = gt_pf_stack(t, ev->tid, ev->u.nvtx.domain, ev->host_start);
+    if (!s) {
+        t->lost.ranges++;
+        return;
+    }
+    if (s->depth >= GT_NVTX_MAX_DEPTH) {
+        /* Left out; its pop is dropped too, so the others stay paired. */
+        t->lost.too_deep++;
+        s->overflow++;
+        return;
+    }
+    s->depth++;
+    nvtx_begin(t, s->seq, PF_SLICE_BEGIN, ev->host_start, ev->name, ev->u.nvtx.domain,
+               ev->u.nvtx.category, ev->u.nvtx.color);
+}
+
+static void nvtx_pop(void *w, const gt_event *ev)
+{
+    gt_pftrace *t = w;
+    uint64_t key = ev->tid | (uint64_t)ev->u.nvtx.domain << 32;
+    pf_stack *s = gt_keyed_find(&t->stacks, key);
+    if (!s) return;
+    if (s->overflow) {
+        s->overflow--;
+        return;
+    }
+    if (!s->depth) return; /* a pop with no push: nothing to end */
+    s->depth--;
+    gt_pf_end(t, s->seq, ev->host_start);
+}
+
+/* A start/end range with both halves: drawn whole on a lane. */
+static void range_slice(gt_pftrace *t, const pf_range *r, uint64_t start, uint64_t end)
+{
+    if (end < start) end = start;
+    uint32_t seq = gt_pf_range_lane(t, start, end);
+    if (seq == UINT32_MAX) {
+        t->lost.ranges++;
+        return;
+    }
+    nvtx_begin(t, seq, PF_SLICE_BEGIN, start, r->name, r->domain, r->category, r->color);
+    gt_pf_end(t, seq, end);
+}
+
+/* Start/end ranges: drawn when both halves have come (they may cross
+ * threads, and either may come first). */
+static void nvtx_start_end(void *w, const gt_event *ev)
+{
+    gt_pftrace *t = w;
+    bool start = ev->kind == GT_EV_NVTX_START;
+    uint64_t id = ev->u.nvtx.range_id;
+    pf_range *r = gt_keyed_find(&t->ranges, id);
+    pf_range half = {.time = ev->host_start,
+                     .name = ev->name,
+                     .domain = ev->u.nvtx.domain,
+                     .category = ev->u.nvtx.category,
+                     .color = ev->u.nvtx.color,
+                     .ended = !start};
+    if (r && r->ended == start) {
+        pf_range other = *r;
+        gt_keyed_remove(&t->ranges, id);
+        if (start)
+            range_slice(t, &half, ev->host_start, other.time);
+        else
+            range_slice(t, &other, other.time, ev->host_start);
+        return;
+    }
+    if (!r)
+        r = gt_keyed_add(&t->ranges,
+                         id); /* else an id reused before its range ended: the newer wins */
+    if (!r) {
+        t->lost.ranges++;
+        return;
+    }
+    *r = half;
+}
+
+static void nvtx_mark(void *w, const gt_event *ev)
+{
+    gt_pftrace *t = w;
+    uint32_t seq = gt_pf_thread(t, ev->tid, ev->host_start);
+    if (seq == UINT32_MAX) return;
+    nvtx_begin(t, seq, PF_INSTANT, ev->host_start, ev->name, ev->u.nvtx.domain, ev->u.nvtx.category,
+               ev->u.nvtx.color);
+}
+
+static void host_call(void *w, const gt_event *ev)
+{
+    host_slice(w, ev, false, 0);
+}
+
+static void thread_name(void *w, const gt_event *ev)
+{
+    gt_pf_thread_name(w, ev->tid, ev->name, ev->host_start);
+}
+
+static const gt_timeline_draw draw = {
+    .gpu_work = gpu_work,
+    .host = host_call,
+    .nvtx_push = nvtx_push,
+    .nvtx_pop = nvtx_pop,
+    .nvtx_start_end = nvtx_start_end,
+    .nvtx_mark = nvtx_mark,
+    .thread_name = thread_name,
+};
+
+void gt_pftrace_add(gt_pftrace *t, const gt_event *ev)
+{
+    gt_timeline_route(&draw, t, t->categories, ev);
+}
+
+gt_pftrace *gt_pftrace_create(int fd, const gt_strtab *names, int pid, unsigned categories)
+{
+    gt_pftrace *t = calloc(1, sizeof(*t));
+    if (!t) return NULL;
+    t->seen = calloc((size_t)1 << PF_SEEN_BITS, sizeof(*t->seen));
+    if (!t->seen || gt_outbuf_init(&t->out, fd, GT_TIMELINE_BUFFER_BYTES) != 0) {
+        free(t->seen);
+        free(t);
+        return NULL;
+    }
+    gt_pf_state_init(t);
+    t->names = names;
+    t->pid = pid;
+    t->categories = categories;
+    t->uuid_base = (uint64_t)(uint32_t)pid << 32;
+    t->process = t->uuid_base + 1;
+    pf_track k = {.uuid = t->process, .process = true};
+    gt_pf_descriptor(t, &k);
+    return t;
+}
+
+void gt_pftrace_losses_get(const gt_pftrace *t, gt_timeline_losses *out)
+{
+    *out = t->lost;
+}
+
+uint64_t gt_pftrace_bytes(const gt_pftrace *t)
+{
+    return t->out.written + t->out.len;
+}
+
+void gt_pftrace_destroy(gt_pftrace *t)
+{
+    if (!t) return;
+    gt_pf_state_free(t);
+    gt_outbuf_free(&t->out);
+    free(t);
+}
+
+int gt_pftrace_finish(gt_pftrace *t, const gt_process_info *p)
+{
+    uint64_t end = p ? p->end_ns : 0;
+    /* Ranges still open at the end close there, as in the report (or at
+     * their track's last event, when the end is not known). */
+    for (uint32_t i = 0; i < t->stacks.n; i++) {
+        pf_stack *s = gt_keyed_at(&t->stacks, i);
+        uint64_t last = gt_pf_seq(t, s->seq)->last;
+        for (; s->depth; s->depth--)
+            gt_pf_end(t, s->seq, end > last ? end : last);
+    }
+    for (uint32_t i = 0; i < t->ranges.n; i++) {
+        pf_range *r = gt_keyed_at(&t->ranges, i);
+        if (!r->ended) range_slice(t, r, r->time, end > r->time ? end : r->time);
+    }
+    if (t->memory) gt_memory_set_sink(t->memory, NULL, t);
+    t->memory = NULL;
+    char name[256];
+    gt_timeline_process_name(p, t->pid, name, sizeof name);
+    pf_track k = {.uuid = t->process, .name = name, .process = true};
+    gt_pf_descriptor(t, &k);
+    if (gt_outbuf_flush(&t->out) != 0) {
+        errno = t->out.error;
+        return -1;
+    }
+    return 0;
+}
