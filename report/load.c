@@ -139,6 +139,9 @@ static bool load_config(gt_loader *ld, const cJSON *doc)
     for (int v = GT_VERB_NONE; v <= GT_VERB_DEBUG; v++)
         if (strcmp(verbosity, gt_verbosity_name(v)) == 0) opt->verbosity = v;
     opt->gpu_timing = strcmp(timing, "off") == 0 ? GT_GPU_TIMING_OFF : GT_GPU_TIMING_EVENTS;
+    const char *off = gt_load_string(ld, cfg, "gpu_timing_off_reason", NULL, "");
+    if (!off) return false;
+    gt_report_set_gpu_timing_off(ld->r, off);
     opt->categories = 0;
     for (const cJSON *c = cats->child; c; c = c->next) {
         if (!cJSON_IsString(c)) return gt_load_fail(ld, "categories", "expected strings");
@@ -153,8 +156,10 @@ static bool load_config(gt_loader *ld, const cJSON *doc)
  * written twice (the round-trip tests catch that). */
 static bool keep_total(gt_loader *ld, const cJSON *m)
 {
-    static const char *const known[] = {"events",        "dropped",       "gpu_busy_ns",
-                                        "gpu_intervals", "nvtx_mark_calls"};
+    static const char *const known[] = {
+        "events",       "dropped",     "gpu_busy_ns",   "gpu_intervals",       "nvtx_mark_calls",
+        "nvtx_open_ns", "late_events", "late_gpu_work", "gpu_pending_at_exit",
+    };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;
     uint64_t v;
@@ -181,7 +186,11 @@ static bool load_totals(gt_loader *ld, const cJSON *doc)
         !gt_load_u64(ld, t, "dropped", &h, &r->dropped) ||
         !gt_load_u64(ld, t, "gpu_busy_ns", &h, &busy) ||
         !gt_load_u64_or(ld, t, "gpu_intervals", &h, 0, &r->busy.intervals) ||
-        !gt_load_u64_or(ld, t, "nvtx_mark_calls", &h, 0, &r->nvtx.counts.marks))
+        !gt_load_u64_or(ld, t, "nvtx_mark_calls", &h, 0, &r->nvtx.counts.marks) ||
+        !gt_load_u64_or(ld, t, "nvtx_open_ns", &h, 0, &r->nvtx.open_ns) ||
+        !gt_load_u64_or(ld, t, "late_events", &h, 0, &r->late) ||
+        !gt_load_u64_or(ld, t, "late_gpu_work", &h, 0, &r->late_gpu_work) ||
+        !gt_load_u64_or(ld, t, "gpu_pending_at_exit", &h, 0, &r->gpu_pending))
         return false;
     /* Busy time as a total already retired: no interval is kept. */
     r->busy.retired_ns = busy;
@@ -305,7 +314,7 @@ static bool keep_member(gt_loader *ld, const cJSON *m)
     static const char *const known[] = {
         "tool",    "schema", "version", "process", "config", "totals", "kernels",
         "memcpy",  "memset", "memory",  "compile", "module", "sync",   "nvtx",
-        "api",     "advice", "anomalies", "inputs",
+        "api",     "advice", "nvtx_marks", "anomalies", "inputs",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;

@@ -61,7 +61,8 @@ bool gt_load_value_u64(gt_loader *ld, const cJSON *v, const char *key, uint64_t 
 /* An integer JSON number as uint64_t; false when not one. */
 bool gt_load_number_u64(const cJSON *v, uint64_t *out);
 
-/* The tables (load_rows.c): each SPEC §6 array, and the memory devices. */
+/* The tables (load_rows.c): each SPEC §6 array, the memory devices and
+ * the NVTX marks. */
 bool gt_load_tables(gt_loader *ld, const cJSON *doc);
 
 #endif

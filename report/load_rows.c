@@ -156,6 +156,13 @@ static bool load_host_bytes(gt_loader *ld, const cJSON *row, const cJSON **h, gt
            load_stats(ld, row, h, "wall_ns", out->calls, &out->time, sum);
 }
 
+static bool compile_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
+                         gt_stats_summary *sum)
+{
+    return load_host_bytes(ld, row, h, out, sum) &&
+           gt_load_u64_or(ld, row, "programs", h, 0, &out->firsts);
+}
+
 static bool module_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
     return gt_load_name(ld, row, "api", h, &key->f[0]) &&
@@ -188,7 +195,8 @@ static bool nvtx_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *
     if (!load_host(ld, row, h, out, sum) ||
         !gt_load_u64(ld, row, "gpu_ns_total", h, &out->gpu_ns_total) ||
         !gt_load_u64_or(ld, row, "gpu_span_ns_total", h, 0, &out->gpu_span_total) ||
-        !gt_load_i64_or(ld, row, "level", h, 0, INT32_MAX, 0, &level))
+        !gt_load_i64_or(ld, row, "level", h, 0, INT32_MAX, 0, &level) ||
+        !gt_load_u64_or(ld, row, "open_ns", h, 0, &out->open_ns))
         return false;
     out->level = (int32_t)level;
     return true;
@@ -221,7 +229,7 @@ static const row_reader readers[] = {
     {"kernels", GT_CAT_KERNEL, kernel_key, kernel_fill},
     {"memcpy", GT_CAT_MEMCPY, memcpy_key, load_work},
     {"memset", GT_CAT_MEMSET, memset_key, load_work},
-    {"compile", GT_CAT_COMPILE, compile_key, load_host_bytes},
+    {"compile", GT_CAT_COMPILE, compile_key, compile_fill},
     {"module", GT_CAT_MODULE, module_key, load_host_bytes},
     {"sync", GT_CAT_SYNC, sync_key, load_host},
     {"nvtx", GT_CAT_NVTX, nvtx_key, nvtx_fill},
@@ -387,8 +395,42 @@ static bool load_memory(gt_loader *ld, const cJSON *doc)
             !gt_load_u64(ld, dev, "current_bytes", &h, &d->current_bytes) ||
             !gt_load_u64(ld, dev, "leaked_allocs", &h, &d->live_allocs) ||
             !gt_load_u64_or(ld, dev, "unknown_frees", &h, 0, &d->unknown_frees) ||
+            !gt_load_u64_or(ld, dev, "context_released_allocs", &h, 0, &d->ctx_released_allocs) ||
+            !gt_load_u64_or(ld, dev, "context_released_bytes", &h, 0, &d->ctx_released_bytes) ||
             !load_leaks(ld, dev, (int32_t)device))
             return false;
+    }
+    ld->index = -1;
+    return true;
+}
+
+/* NVTX marks, their times from the process start (absent before marks
+ * had a table of their own). */
+static bool load_marks(gt_loader *ld, const cJSON *doc)
+{
+    if (!gt_load_member(doc, "nvtx_marks", NULL)) return true;
+    const cJSON *marks = gt_load_array(ld, doc, "nvtx_marks", NULL);
+    if (!marks) return false;
+    ld->table = "nvtx_marks";
+    ld->index = 0;
+    gt_nvtx_marks *out = &ld->r->marks;
+    uint64_t start = ld->l->process.start_ns;
+    for (const cJSON *e = marks->child; e; e = e->next, ld->index++) {
+        if (!cJSON_IsObject(e)) return gt_load_fail(ld, NULL, "expected an object");
+        gt_nvtx_mark mark = {0};
+        uint64_t first, last;
+        const cJSON *h = NULL;
+        if (!gt_load_name(ld, e, "domain", &h, &mark.domain) ||
+            !gt_load_name(ld, e, "name", &h, &mark.name) ||
+            !gt_load_u64(ld, e, "count", &h, &mark.count) ||
+            !gt_load_u64(ld, e, "first_ns", &h, &first) || !gt_load_u64(ld, e, "last_ns", &h, &last))
+            return false;
+        if (first > last) return gt_load_fail(ld, "first_ns", "after last_ns");
+        mark.first = first > UINT64_MAX - start ? UINT64_MAX : start + first;
+        mark.last = last > UINT64_MAX - start ? UINT64_MAX : start + last;
+        uint32_t before = out->n;
+        if (gt_nvtx_marks_fold(out, &mark) != 0) return gt_load_fail(ld, NULL, "out of memory");
+        if (out->n == before) return gt_load_fail(ld, NULL, "a second row with the same key");
     }
     ld->index = -1;
     return true;
@@ -404,5 +446,6 @@ bool gt_load_tables(gt_loader *ld, const cJSON *doc)
             if (!load_memory(ld, doc)) return false;
         }
     }
-    return true;
+    ld->table = NULL;
+    return load_marks(ld, doc);
 }

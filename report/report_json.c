@@ -10,8 +10,8 @@
  * time descending, ties by key.
  *
  * Further keys let `gputrace report` render from the file exactly the
- * summary the shim printed: in totals, "gpu_intervals" and
- * "nvtx_mark_calls"; on memcpy and memset rows, "timed_bytes" (the bytes
+ * summary the shim printed: in totals, "gpu_intervals", "nvtx_mark_calls"
+ * and "late_gpu_work" (the late events that were GPU work); on memcpy and memset rows, "timed_bytes" (the bytes
  * of the timed calls: GB/s exactly); on NVTX rows, "parent" (the position
  * in this array of the range it was first seen in, -1 for none); on memory
  * devices, "largest_leaks". A merged report (loaded.h) adds "spread" to
@@ -102,6 +102,7 @@ static void write_totals(json_ctx *c)
     gt_json_kv_uint(&c->w, "nvtx_mark_calls", c->r->nvtx.counts.marks);
     gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
     gt_json_kv_uint(&c->w, "late_events", c->r->late);
+    gt_json_kv_uint(&c->w, "late_gpu_work", c->r->late_gpu_work);
     gt_json_kv_uint(&c->w, "gpu_pending_at_exit", c->r->gpu_pending);
     const gt_loaded *l = c->r->loaded;
     for (uint32_t i = 0; l && i < l->ntotals; i++)

@@ -52,8 +52,10 @@ static void test_options_round_trip(void **unused)
 }
 
 /* A graph launch, an untimed (captured) kernel, memsets, a failed
- * compilation, a failure the shim had no name for, dropped events, and
- * NVTX ranges nested in two domains with one still open at the end. */
+ * compilation, a failure the shim had no name for, memory released with
+ * its context, dropped, late and pending events, GPU timing off for a
+ * reason, and NVTX ranges nested in two domains with one still open at
+ * the end. */
 static void test_unusual_rows_round_trip(void **unused)
 {
     (void)unused;
@@ -82,7 +84,19 @@ static void test_unusual_rows_round_trip(void **unused)
     ev = sample_call(&s, GT_EV_API, "cuCtxGetFlags", 100);
     ev.result = 9999;
     sample_add(&s, ev);
-    gt_report_set_counts(s.r, &(gt_report_counts){.dropped = 17});
+    /* Memory released with its context; events after the cut, GPU work
+     * still pending, GPU timing that could not work. */
+    ev = sample_call(&s, GT_EV_ALLOC, "cuMemAlloc_v2", 20000);
+    ev.u.mem.addr = 0x720000000000ull;
+    ev.u.mem.ctx = 0x5c;
+    ev.bytes = 3u << 20;
+    sample_add(&s, ev);
+    ev = sample_call(&s, GT_EV_CTX_END, "cuCtxDestroy_v2", 30000);
+    ev.u.mem.ctx = 0x5c;
+    sample_add(&s, ev);
+    gt_report_set_counts(s.r, &(gt_report_counts){
+                                  .dropped = 17, .late = 40, .late_gpu_work = 6, .gpu_pending = 3});
+    gt_report_set_gpu_timing_off(s.r, "the driver has no cuEventQuery");
     uint32_t dom = intern(s.names, "io"), tid = 77;
     const char *levels[] = {"outer", "mid", "inner", "innermost"};
     for (unsigned round = 0; round < 3; round++) {
