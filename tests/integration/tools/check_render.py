@@ -3,7 +3,7 @@
 `gputrace report` of that JSON must print exactly the text the shim wrote,
 and write exactly its CSV and JSON again.
 
-check_render.py --cli GPUTRACE [--verbosity V]... -- program [args...]
+check_render.py --cli GPUTRACE [--verbosity V]... [--require KEY]... -- program [args...]
 
 The program runs once per verbosity (default: default and debug, which
 shows every row, the NVTX tree, the largest leaks and the diagnostics)
@@ -11,10 +11,14 @@ with -o DIR/r.%p -f text,json,csv. "@DIR@" in an argument is replaced by
 the run's directory (for programs that write a manifest there). Every
 report written (a forking program writes several) is rendered. The
 program's own exit status does not matter: what it recorded is the
-subject.
+subject. --require names a member that some report of each run must have
+and not be 0 or empty ("totals.late_events", "config.gpu_timing_off_reason",
+"memory.devices.context_released_allocs": a list matches when one of its
+items does), so that a program meant to show a feature does show it.
 """
 import argparse
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -51,10 +55,21 @@ def compare(cli, json_path):
     return 3
 
 
+def holds(value, path):
+    """Whether the member at the dotted path is there and not 0 or empty."""
+    if isinstance(value, list):
+        return any(holds(v, path) for v in value)
+    if not path:
+        return bool(value)
+    head, _, rest = path.partition(".")
+    return isinstance(value, dict) and head in value and holds(value[head], rest)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
     ap.add_argument("--verbosity", action="append")
+    ap.add_argument("--require", action="append", default=[])
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -70,8 +85,13 @@ def main():
                            env=env, capture_output=True, timeout=120)
             reports = sorted(glob.glob(os.path.join(d, "r.*.json")))
             check(reports, f"{' '.join(argv)} at {verbosity}: no report written")
+            loaded = []
             for path in reports:
                 compared += compare(args.cli, path)
+                with open(path, encoding="utf-8") as f:
+                    loaded.append(json.load(f))
+            for key in args.require:
+                check(holds(loaded, key), f"{' '.join(argv)} at {verbosity}: no report has {key}")
     print(f"{compared} renderings compared")
     return report()
 
