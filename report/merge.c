@@ -145,6 +145,8 @@ static bool merge_row(merge_ctx *m, const gt_report *in, uint32_t input, enum gt
     dst->api_ns_total += src->api_ns_total;
     dst->gpu_ns_total += src->gpu_ns_total;
     dst->gpu_span_total += src->gpu_span_total;
+    dst->open_ns += src->open_ns;
+    dst->firsts += src->firsts;
     if (!add_errors(dst, src)) return fail(m, "out of memory");
     gt_stats_summary s;
     gt_stats_summarize(&src->time, &s);
@@ -278,6 +280,8 @@ static bool merge_memory(merge_ctx *m, gt_report *const *in)
             o->peak_bytes += d->peak_bytes;
             o->live_allocs += d->live_allocs;
             o->unknown_frees += gt_memory_unknown_frees(d);
+            o->ctx_released_allocs += d->ctx_released_allocs;
+            o->ctx_released_bytes += d->ctx_released_bytes;
         }
     }
     /* The largest leaks of every input, their times from their own start. */
@@ -306,6 +310,37 @@ static bool merge_memory(merge_ctx *m, gt_report *const *in)
         if (!ok) return fail(m, "out of memory");
     }
     return true;
+}
+
+/* ------------------------------------------------------------ the marks */
+
+/* Marks summed by (domain, name), their times from each input's start
+ * moved to the merged report's start (as the leaks' are): the earliest
+ * first and the latest last across the inputs. */
+static bool merge_marks(merge_ctx *m, gt_report *const *in)
+{
+    uint64_t origin = m->l->process.start_ns;
+    for (size_t i = 0; i < m->n; i++) {
+        uint64_t start = gt_report_process(in[i])->start_ns;
+        const gt_nvtx_marks *marks = &in[i]->marks;
+        for (uint32_t k = 0; k < marks->n; k++) {
+            gt_nvtx_mark mark = marks->marks[k];
+            mark.first = origin + (mark.first > start ? mark.first - start : 0);
+            mark.last = origin + (mark.last > start ? mark.last - start : 0);
+            if (gt_nvtx_marks_fold(&m->out->marks, &mark) != 0) return fail(m, "out of memory");
+        }
+        m->out->marks.untracked += marks->untracked;
+    }
+    return true;
+}
+
+/* GPU timing was off for a reason only when it was so in every input:
+ * the first input's reason says it. */
+static void merge_timing_off(merge_ctx *m, gt_report *const *in)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (!in[i]->gpu_timing_off[0]) return;
+    gt_report_set_gpu_timing_off(m->out, in[0]->gpu_timing_off);
 }
 
 /* ------------------------------------------------------------- advice */
@@ -449,6 +484,10 @@ static bool merge_totals(merge_ctx *m, const gt_report *in)
     out->busy.retired_ns += gt_gpu_busy_ns(&in->busy);
     out->busy.intervals += in->busy.intervals;
     out->busy.clipped_ns += in->busy.clipped_ns;
+    out->late += in->late;
+    out->late_gpu_work += in->late_gpu_work;
+    out->gpu_pending += in->gpu_pending;
+    out->nvtx.open_ns += in->nvtx.open_ns;
     gt_nvtx_counts *o = &out->nvtx.counts;
     const gt_nvtx_counts *c = &in->nvtx.counts;
     o->marks += c->marks;
@@ -494,7 +533,8 @@ gt_report *gt_report_merge(gt_report *const *in, const char *const *files, size_
     }
     for (unsigned c = 0; ok && c < GT_CAT_COUNT; c++)
         ok = finish_category(&m, c);
-    ok = ok && merge_memory(&m, in);
+    ok = ok && merge_memory(&m, in) && merge_marks(&m, in);
+    if (ok) merge_timing_off(&m, in);
     if (ok) merge_advice(&m, in);
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         free(m.acc[c].rows);

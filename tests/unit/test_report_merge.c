@@ -9,7 +9,8 @@
  * come within 1 ns of its standard deviation; its median lies between the
  * inputs' medians. The spread of each row is known from A and B. The
  * merged report survives the JSON round trip (spread and inputs
- * included), and merges again. */
+ * included), and merges again. NVTX marks merge as one process would
+ * count them; late, pending and released counts are summed. */
 #define _GNU_SOURCE /* asprintf */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,6 +72,11 @@ static void test_merge_matches_one_process(void **unused)
             assert_int_equal(m->timed_bytes, want->timed_bytes);
             assert_int_equal(m->api_ns_total, want->api_ns_total);
             assert_int_equal(m->gpu_ns_total, want->gpu_ns_total);
+            assert_int_equal(m->firsts, want->firsts);
+            /* Open time is per process: the inputs' summed (one process
+             * would count the runs' overlapping ranges once). */
+            const gt_row *ia = row_named(w.in[0], c, label), *ib = row_named(w.in[1], c, label);
+            assert_int_equal(m->open_ns, (ia ? ia->open_ns : 0) + (ib ? ib->open_ns : 0));
             gt_stats_summary got, exp;
             gt_stats_summarize(&m->time, &got);
             gt_stats_summarize(&want->time, &exp);
@@ -143,6 +149,71 @@ static void test_spread_and_header(void **unused)
     runs_free(&w);
 }
 
+/* The mark of r labelled `label`, or NULL. */
+static const gt_nvtx_mark *mark_named(const gt_report *r, const char *label)
+{
+    const gt_nvtx_mark *found = NULL;
+    for (uint32_t i = 0; i < r->marks.n && !found; i++) {
+        char *l = gt_nvtx_label(r, r->marks.marks[i].domain, r->marks.marks[i].name);
+        if (strcmp(l, label) == 0) found = &r->marks.marks[i];
+        free(l);
+    }
+    return found;
+}
+
+/* Marks as one process would count them (both runs start together); the
+ * counts beside the tables, open time and released memory summed; GPU
+ * timing off only when it was off in every input. */
+static void test_marks_and_counts(void **unused)
+{
+    (void)unused;
+    runs w;
+    runs_build(&w);
+    assert_true(w.combined->marks.n > 1);
+    assert_int_equal(w.merged->marks.n, w.combined->marks.n);
+    for (uint32_t i = 0; i < w.combined->marks.n; i++) {
+        const gt_nvtx_mark *want = &w.combined->marks.marks[i];
+        char *label = gt_nvtx_label(w.combined, want->domain, want->name);
+        const gt_nvtx_mark *got = mark_named(w.merged, label);
+        if (!got) fail_msg("mark %s: not in the merge", label);
+        assert_int_equal(got->count, want->count);
+        assert_int_equal(got->first, want->first);
+        assert_int_equal(got->last, want->last);
+        free(label);
+    }
+    assert_int_equal(w.merged->nvtx.open_ns, w.in[0]->nvtx.open_ns + w.in[1]->nvtx.open_ns);
+    gt_report_set_counts(w.in[0], &(gt_report_counts){.late = 5, .late_gpu_work = 2});
+    gt_report_set_counts(w.in[1], &(gt_report_counts){.late = 7, .gpu_pending = 3});
+    w.in[0]->memory.devices[0].ctx_released_allocs = 2;
+    w.in[0]->memory.devices[0].ctx_released_bytes = 4096;
+    w.in[1]->memory.devices[0].ctx_released_allocs = 1;
+    w.in[1]->memory.devices[0].ctx_released_bytes = 512;
+    gt_report_set_gpu_timing_off(w.in[1], "the driver has no cuEventQuery");
+    const char *files[] = {"a.json", "b.json"};
+    char err[256];
+    gt_report *m = gt_report_merge(w.in, files, 2, w.names, err, sizeof err);
+    if (!m) fail_msg("%s", err);
+    assert_int_equal(m->late, 12);
+    assert_int_equal(m->late_gpu_work, 2);
+    assert_int_equal(m->gpu_pending, 3);
+    const gt_mem_device *d = gt_memory_device_row(&m->memory, w.in[0]->memory.devices[0].device);
+    assert_int_equal(d->ctx_released_allocs, 3);
+    assert_int_equal(d->ctx_released_bytes, 4608);
+    assert_string_equal(m->gpu_timing_off, "");
+    gt_report_destroy(m);
+    gt_report_set_gpu_timing_off(w.in[0], "the driver has no cuEventElapsedTime");
+    m = gt_report_merge(w.in, files, 2, w.names, err, sizeof err);
+    if (!m) fail_msg("%s", err);
+    assert_string_equal(m->gpu_timing_off, "the driver has no cuEventElapsedTime");
+    render_verbosity = GT_VERB_DEFAULT;
+    char *text = render(summary_at, m, gt_report_process(m));
+    assert_non_null(strstr(text, "| 12 late"));
+    assert_non_null(strstr(text, "Released"));
+    free(text);
+    gt_report_destroy(m);
+    runs_free(&w);
+}
+
 static void test_merged_round_trip_and_merge_again(void **unused)
 {
     (void)unused;
@@ -174,6 +245,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_matches_one_process),
         cmocka_unit_test(test_spread_and_header),
+        cmocka_unit_test(test_marks_and_counts),
         cmocka_unit_test(test_merged_round_trip_and_merge_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
