@@ -15,6 +15,11 @@ const char *gt_diff_verdict_name(enum gt_diff_verdict v)
     return (unsigned)v < GT_DIFF_VERDICTS ? verdict_names[v] : "unknown";
 }
 
+const char *gt_diff_row_category(const gt_diff_row *r)
+{
+    return r->mark ? "nvtx_mark" : gt_category_name(r->cat);
+}
+
 static gt_diff_side side_of(const gt_row *row)
 {
     gt_diff_side s = {0};
@@ -58,6 +63,7 @@ static int by_move(const void *x, const void *y)
 {
     const gt_diff_row *a = x, *b = y;
     if (a->cat != b->cat) return a->cat < b->cat ? -1 : 1;
+    if (a->mark != b->mark) return a->mark ? 1 : -1;
     uint64_t ma = moved(a), mb = moved(b);
     if (ma != mb) return ma > mb ? -1 : 1;
     return strcmp(a->name, b->name);
@@ -102,11 +108,46 @@ static int compare_table(gt_diff *d, size_t *cap, const gt_report *from, const g
     return 0;
 }
 
+static gt_diff_side mark_side(const gt_nvtx_mark *m)
+{
+    return m ? (gt_diff_side){.present = true, .calls = m->count} : (gt_diff_side){0};
+}
+
+/* NVTX marks, as compare_table does rows: only in the base, in both, or
+ * only in the new report. No time: never slower, never failing. */
+static int compare_marks(gt_diff *d, size_t *cap, const gt_report *from, const gt_report *other,
+                         bool from_is_base)
+{
+    for (uint32_t i = 0; i < from->marks.n; i++) {
+        const gt_nvtx_mark *mark = &from->marks.marks[i];
+        const gt_nvtx_mark *match = gt_nvtx_marks_find(&other->marks, mark->domain, mark->name);
+        if (!from_is_base && match) continue;
+        gt_diff_row *out = add_row(d, cap);
+        if (!out) return -1;
+        *out = (gt_diff_row){.cat = GT_CAT_NVTX,
+                             .mark = true,
+                             .name = gt_nvtx_label(from, mark->domain, mark->name)};
+        if (!out->name) {
+            d->nrows--;
+            return -1;
+        }
+        out->before = mark_side(from_is_base ? mark : match);
+        out->after = mark_side(from_is_base ? match : mark);
+        judge(out, &d->opt);
+        out->fails = false;
+        d->count[out->verdict]++;
+    }
+    return 0;
+}
+
 static gt_diff_run run_of(const gt_report *r, const char *file)
 {
     const gt_process_info *p = gt_report_process(r);
     gt_diff_run run = {.file = file, .events = gt_report_event_count(r)};
     run.gpu_busy_ns = gt_gpu_busy_ns(&r->busy);
+    run.late_events = r->late;
+    run.gpu_pending = r->gpu_pending;
+    run.nvtx_open_ns = r->nvtx.open_ns;
     if (p) {
         run.command = p->command;
         run.wall_ns = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
@@ -125,7 +166,9 @@ int gt_diff_reports(const gt_report *base, const gt_report *next, const char *ba
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         if (c == GT_CAT_MEMORY || !(opt->categories & GT_CAT_BIT(c))) continue;
         if (compare_table(out, &cap, base, next, c, true) != 0 ||
-            compare_table(out, &cap, next, base, c, false) != 0) {
+            compare_table(out, &cap, next, base, c, false) != 0 ||
+            (c == GT_CAT_NVTX && (compare_marks(out, &cap, base, next, true) != 0 ||
+                                  compare_marks(out, &cap, next, base, false) != 0))) {
             gt_diff_free(out);
             return -1;
         }

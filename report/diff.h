@@ -8,8 +8,10 @@
  * `slower` / `faster` when the total changed by more than the threshold,
  * `same` otherwise. A slower or new row fails the gate (diff exits 1)
  * unless its new total is below min_ns: time the base did not spend is
- * time added, whether a row grew or appeared. Memory devices are not
- * compared. */
+ * time added, whether a row grew or appeared. NVTX marks are matched
+ * by domain and name after the NVTX rows (category "nvtx_mark"): they
+ * have counts, no time, so they are new, gone or the same and never fail
+ * the gate. Memory devices are not compared. */
 #ifndef GT_DIFF_H
 #define GT_DIFF_H
 
@@ -48,6 +50,7 @@ typedef struct gt_diff_side {
 
 typedef struct gt_diff_row {
     enum gt_category cat;
+    bool mark; /* an NVTX mark (cat is GT_CAT_NVTX): calls are its count */
     char *name; /* the row's label, as in the summary */
     gt_diff_side before, after;
     enum gt_diff_verdict verdict;
@@ -62,6 +65,9 @@ typedef struct gt_diff_run {
     uint64_t wall_ns;
     uint64_t gpu_busy_ns;
     uint64_t events;
+    uint64_t late_events;
+    uint64_t gpu_pending; /* GPU work without GPU time: pending at exit */
+    uint64_t nvtx_open_ns;
 } gt_diff_run;
 
 typedef struct gt_diff {
@@ -80,6 +86,9 @@ int gt_diff_reports(const gt_report *base, const gt_report *next, const char *ba
 void gt_diff_free(gt_diff *d);
 
 const char *gt_diff_verdict_name(enum gt_diff_verdict v);
+
+/* The category a row is shown under: "nvtx_mark" for marks. */
+const char *gt_diff_row_category(const gt_diff_row *r);
 
 /* Text: the header, the verdict, and per category a table of the rows
  * that changed (every row when all is set). JSON and CSV: every row.

@@ -44,8 +44,18 @@ static void write_header(const gt_diff *d, FILE *out)
     free(next);
     header_line(out, "wall", d->base.wall_ns, d->next.wall_ns);
     header_line(out, "GPU busy", d->base.gpu_busy_ns, d->next.gpu_busy_ns);
-    fprintf(out, "%sevents: %" PRIu64 " -> %" PRIu64 "\n", GT_TEXT_INDENT, d->base.events,
+    if (d->base.nvtx_open_ns || d->next.nvtx_open_ns)
+        header_line(out, "NVTX open", d->base.nvtx_open_ns, d->next.nvtx_open_ns);
+    fprintf(out, "%sevents: %" PRIu64 " -> %" PRIu64, GT_TEXT_INDENT, d->base.events,
             d->next.events);
+    /* Work the tables do not hold, worth a word only when there is some. */
+    if (d->base.late_events || d->next.late_events)
+        fprintf(out, " | late: %" PRIu64 " -> %" PRIu64, d->base.late_events,
+                d->next.late_events);
+    if (d->base.gpu_pending || d->next.gpu_pending)
+        fprintf(out, " | GPU pending at exit: %" PRIu64 " -> %" PRIu64, d->base.gpu_pending,
+                d->next.gpu_pending);
+    fputc('\n', out);
     fputs("verdict:", out);
     for (int v = 0; v < GT_DIFF_VERDICTS; v++)
         fprintf(out, "%s %zu %s", v ? "," : "", d->count[v], gt_diff_verdict_name(v));
@@ -68,7 +78,9 @@ static void add_row(gt_text_table *tt, const gt_diff_row *r)
     char cells[NCOLS - 1][GT_FORMAT_CAP + 8];
     const char *c[NCOLS];
     snprintf(cells[0], sizeof cells[0], "%s%s", gt_diff_verdict_name(r->verdict),
-             (r->verdict == GT_DIFF_SLOWER || r->verdict == GT_DIFF_NEW) && !r->fails ? "*" : "");
+             (r->verdict == GT_DIFF_SLOWER || r->verdict == GT_DIFF_NEW) && !r->fails && !r->mark
+                 ? "*"
+                 : "");
     percent(r->change_pct, cells[1], sizeof cells[1]);
     const gt_diff_side *sides[2] = {&r->before, &r->after};
     for (int s = 0; s < 2; s++) {
@@ -79,7 +91,11 @@ static void add_row(gt_text_table *tt, const gt_diff_row *r)
             snprintf(cells[6 + s], sizeof cells[6 + s], "-");
             continue;
         }
-        gt_format_ns(side->total, cells[2 + s], sizeof cells[2 + s]);
+        /* A mark has a count and no time. */
+        if (r->mark)
+            snprintf(cells[2 + s], sizeof cells[2 + s], "-");
+        else
+            gt_format_ns(side->total, cells[2 + s], sizeof cells[2 + s]);
         snprintf(cells[4 + s], sizeof cells[4 + s], "%" PRIu64, side->calls);
         if (side->timed)
             gt_format_ns(side->avg, cells[6 + s], sizeof cells[6 + s]);
@@ -99,7 +115,7 @@ static int write_category(const gt_diff *d, size_t from, size_t to, bool all, FI
     for (size_t i = from; i < to; i++)
         count[d->rows[i].verdict]++;
     if (!all && count[GT_DIFF_SAME] == to - from) return 0;
-    fprintf(out, "\n%s:", gt_category_name(d->rows[from].cat));
+    fprintf(out, "\n%s:", gt_diff_row_category(&d->rows[from]));
     bool first = true;
     for (int v = 0; v < GT_DIFF_VERDICTS; v++) {
         if (!count[v]) continue;
@@ -121,7 +137,9 @@ int gt_diff_write_text(const gt_diff *d, bool all, FILE *out)
     write_header(d, out);
     int rc = 0;
     for (size_t from = 0, to; from < d->nrows; from = to) {
-        for (to = from; to < d->nrows && d->rows[to].cat == d->rows[from].cat; to++)
+        for (to = from; to < d->nrows && d->rows[to].cat == d->rows[from].cat &&
+                        d->rows[to].mark == d->rows[from].mark;
+             to++)
             ;
         if (write_category(d, from, to, all, out) != 0) rc = -1;
     }
@@ -151,6 +169,9 @@ static void json_run(gt_json *w, const char *key, const gt_diff_run *r)
     gt_json_kv_uint(w, "wall_ns", r->wall_ns);
     gt_json_kv_uint(w, "gpu_busy_ns", r->gpu_busy_ns);
     gt_json_kv_uint(w, "events", r->events);
+    gt_json_kv_uint(w, "late_events", r->late_events);
+    gt_json_kv_uint(w, "gpu_pending_at_exit", r->gpu_pending);
+    gt_json_kv_uint(w, "nvtx_open_ns", r->nvtx_open_ns);
     gt_json_object_end(w);
 }
 
@@ -190,7 +211,7 @@ int gt_diff_write_json(const gt_diff *d, FILE *out)
     for (size_t i = 0; i < d->nrows; i++) {
         const gt_diff_row *r = &d->rows[i];
         gt_json_object_begin(&w, true);
-        gt_json_kv_string(&w, "category", gt_category_name(r->cat));
+        gt_json_kv_string(&w, "category", gt_diff_row_category(r));
         gt_json_kv_string(&w, "name", r->name);
         gt_json_kv_string(&w, "verdict", gt_diff_verdict_name(r->verdict));
         gt_json_kv_bool(&w, "fails", r->fails);
@@ -211,7 +232,7 @@ int gt_diff_write_csv(const gt_diff *d, FILE *out)
           out);
     for (size_t i = 0; i < d->nrows; i++) {
         const gt_diff_row *r = &d->rows[i];
-        fprintf(out, "%s,", gt_category_name(r->cat));
+        fprintf(out, "%s,", gt_diff_row_category(r));
         gt_csv_write_name(out, r->name);
         fprintf(out, ",%s,%s,", gt_diff_verdict_name(r->verdict), r->fails ? "true" : "false");
         if (!isnan(r->change_pct)) fprintf(out, "%.3f", r->change_pct);

@@ -4,7 +4,9 @@
  * launches (its total grows by a known amount; cuLaunchKernel's host
  * time by 6 x 4 us), a kernel and a peer copy of its own (new rows, with
  * cuMemcpyPeerAsync in api). Everything else is the same to the
- * nanosecond. The verdicts, changes, gate and the three formats follow. */
+ * nanosecond. The verdicts, changes, gate and the three formats follow;
+ * then NVTX marks, which B is given one more of, and the header's late
+ * and pending counts. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,12 +187,66 @@ static void test_formats(void **unused)
     runs_free(&w);
 }
 
+/* The mark row of d named `name`, or NULL. */
+static const gt_diff_row *mark_of(const gt_diff *d, const char *name)
+{
+    for (size_t i = 0; i < d->nrows; i++)
+        if (d->rows[i].mark && strcmp(d->rows[i].name, name) == 0) return &d->rows[i];
+    return NULL;
+}
+
+/* NVTX marks matched by domain and name: counts before and after, new
+ * and gone, never failing; the header compares late and pending work. */
+static void test_marks_and_header(void **unused)
+{
+    (void)unused;
+    runs w;
+    runs_build(&w);
+    uint32_t only = gt_strtab_intern(w.names, "only in b", 9);
+    gt_nvtx_mark extra = {.name = only, .count = 4, .first = SAMPLE_START, .last = SAMPLE_END};
+    assert_int_equal(gt_nvtx_marks_fold(&w.in[1]->marks, &extra), 0);
+    gt_report_set_counts(w.in[1], &(gt_report_counts){.late = 7, .gpu_pending = 2});
+    gt_diff d = compare(&w, true, GT_DIFF_DEFAULT_THRESHOLD_PCT, 0);
+    const gt_diff_row *chunk = mark_of(&d, "chunk done"),
+                      *halved = mark_of(&d, "ode:step size halved");
+    assert_non_null(chunk);
+    assert_non_null(halved);
+    assert_int_equal(chunk->verdict, GT_DIFF_SAME);
+    assert_int_equal(chunk->before.calls, chunk->after.calls);
+    assert_true(chunk->before.calls > 0);
+    const gt_diff_row *b = mark_of(&d, "only in b");
+    assert_non_null(b);
+    assert_int_equal(b->verdict, GT_DIFF_NEW);
+    assert_int_equal(b->after.calls, 4);
+    assert_false(b->fails);
+    assert_int_equal(d.count[GT_DIFF_NEW], 4);
+    assert_int_equal(d.failing, 5); /* as without the mark */
+    char *text = write_to_string(&d, text_changed);
+    assert_non_null(strstr(text, "\nnvtx_mark: 1 new, 2 same\n"));
+    assert_non_null(strstr(text, "| late: 0 -> 7 | GPU pending at exit: 0 -> 2\n"));
+    assert_non_null(strstr(text, "NVTX open: "));
+    assert_non_null(
+        strstr(text, "  new           -       -      -      -       4    -     -  only in b\n"));
+    free(text);
+    char *json = write_to_string(&d, gt_diff_write_json);
+    assert_non_null(strstr(json, "\"category\": \"nvtx_mark\", \"name\": \"only in b\", "
+                                 "\"verdict\": \"new\", \"fails\": false"));
+    assert_non_null(strstr(json, "\"late_events\": 7, \"gpu_pending_at_exit\": 2"));
+    free(json);
+    gt_diff_free(&d);
+    d = compare(&w, false, GT_DIFF_DEFAULT_THRESHOLD_PCT, 0);
+    assert_int_equal(mark_of(&d, "only in b")->verdict, GT_DIFF_GONE);
+    gt_diff_free(&d);
+    runs_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_differences),
         cmocka_unit_test(test_threshold_and_min_ns),
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_marks_and_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
