@@ -38,6 +38,7 @@ struct gt_report {
     gt_nvtx_marks marks;
     gt_gpu_busy busy;
     gt_advice_acc advice;
+    struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
 
 static inline bool gt_report_enabled(const gt_report *r, enum gt_category c)
