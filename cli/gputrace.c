@@ -1,4 +1,6 @@
 /* gputrace [options] [--] program [args...]
+ * gputrace report|diff|merge ...  (tools.h: a first argument that is
+ *                                  exactly one of these words)
  *
  * Each option sets one GPUTRACE_* variable for the program; a variable
  * the user exported stays as it is unless an option overrides it. Values
@@ -16,6 +18,7 @@
 
 #include "cli.h"
 #include "internal.h"
+#include "tools.h"
 
 #ifndef PROJECT_VERSION
 #error "PROJECT_VERSION must be defined by the build"
@@ -23,6 +26,9 @@
 
 static const char usage[] =
     "usage: gputrace [options] [--] program [args...]\n"
+    "       gputrace report FILE.json [-v LEVEL] [-c LIST] [-f text|csv|json] [-o TEMPLATE]\n"
+    "       gputrace diff BASE.json NEW.json [--threshold PCT] [--min-ns NS] [-f text|json|csv]\n"
+    "       gputrace merge FILE.json... -o TEMPLATE [-f LIST]\n"
     "\n"
     "Runs the program with libgputrace.so preloaded and reports where its GPU time\n"
     "goes: a summary on stderr at exit, and report files when asked.\n"
@@ -55,6 +61,9 @@ static const char usage[] =
     "                                                    # in ui.perfetto.dev\n"
     "  gputrace -c all,-api python3 train.py\n"
     "  gputrace --capture nvtx:train_step --delay 30 ./trainer\n"
+    "\n"
+    "report, diff and merge read JSON reports again (gputrace report --help etc.);\n"
+    "a program named like one of them runs as gputrace -- report or gputrace ./report.\n"
     "\n"
     "The exit status is the program's (128 + N when signal N ended it); 2 when\n"
     "gputrace itself could not start it. Every option is also an environment\n"
@@ -97,42 +106,22 @@ typedef struct setting {
     const char *value; /* NULL: not given */
 } setting;
 
-typedef struct lookup {
-    const char *name;
-    const char *value;
-} lookup;
-
-static const char *only_this(const char *name, void *ctx)
-{
-    const lookup *l = ctx;
-    return strcmp(name, l->name) == 0 ? l->value : NULL;
-}
-
-/* A value of blanks only is no value: the shim takes it as unset, so the
- * command refuses it rather than pass on what would silently mean the
- * default (`-o "   "` would write nothing). */
-static int blank(const char *v)
-{
-    while (*v == ' ' || *v == '\t')
-        v++;
-    return *v == '\0';
-}
-
 /* 0 when the shim's parser accepts the value; else an error line. */
 static int validate(const setting *s)
 {
-    if (blank(s->value)) {
-        gt_cli_error("%s needs a value (see gputrace --help)", s->option);
-        return -1;
-    }
     static gt_config cfg; /* large (paths): not on the stack */
-    lookup l = {gt_config_var_name(s->var), s->value};
-    gt_config_parse(&cfg, only_this, &l);
-    if (cfg.n_warnings == 0) return 0;
-    const char *expected = strstr(cfg.warnings[0], "expected ");
-    char shown[GT_CLI_SHOWN_SIZE];
-    gt_cli_error("invalid %s '%s': %s", s->option, gt_cli_shown(shown, sizeof shown, s->value),
-                 expected ? expected : "see gputrace --help");
+    return gt_cli_parse_setting(s->option, s->var, s->value, &cfg);
+}
+
+/* A first argument that is exactly a subcommand's name (SPEC §11). */
+static int subcommand(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {{"report", gt_cli_report}, {"diff", gt_cli_diff}, {"merge", gt_cli_merge}};
+    for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
     return -1;
 }
 
@@ -199,6 +188,8 @@ int main(int argc, char **argv)
         {"--capture", GT_VAR_CAPTURE, NULL},     {"--delay", GT_VAR_DELAY, NULL},
         {"--duration", GT_VAR_DURATION, NULL},   {"--interval", GT_VAR_INTERVAL, NULL},
     };
+    int tool = subcommand(argc, argv);
+    if (tool >= 0) return tool;
     int no_gpu_timing = 0, no_nvtx = 0, opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "+:v:c:o:f:", options, NULL)) != -1) {

@@ -8,6 +8,7 @@
 
 #include "aggregate.h"
 #include "format.h"
+#include "loaded.h"
 
 static uint64_t host_ns(const gt_event *ev)
 {
@@ -289,9 +290,47 @@ static bool any_gpu_work(const gt_report *r)
            gt_report_enabled(r, GT_CAT_MEMSET);
 }
 
+/* The rules in the order they are printed, with the categories that
+ * must be enabled for each to speak. */
+static const struct {
+    const char *rule;
+    unsigned categories;
+} rules[GT_ADVICE_RULES] = {
+    {"pageable-async-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+    {"sync-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+    {"small-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+    {"sync-api", GT_CAT_BIT(GT_CAT_SYNC)},
+    {"gpu-idle", GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMCPY) | GT_CAT_BIT(GT_CAT_MEMSET)},
+    {"ptx-jit", GT_CAT_BIT(GT_CAT_MODULE)},
+    {"leak", GT_CAT_BIT(GT_CAT_MEMORY)},
+};
+
+unsigned gt_advice_rule_rank(const char *rule)
+{
+    unsigned i = 0;
+    while (i < GT_ADVICE_RULES && strcmp(rule, rules[i].rule) != 0)
+        i++;
+    return i;
+}
+
+/* A finding read back is shown while its rule's category is (a rule this
+ * gputrace does not know always is). */
+static bool rule_shown(const gt_report *r, const char *rule)
+{
+    unsigned i = gt_advice_rule_rank(rule);
+    return i == GT_ADVICE_RULES || (r->opt.categories & rules[i].categories) != 0;
+}
+
 size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
                         gt_advice out[GT_ADVICE_RULES])
 {
+    if (r->loaded) {
+        /* Read back: the rules ran on the records, which the file does not hold. */
+        size_t n = 0;
+        for (uint32_t i = 0; i < r->loaded->nadvice; i++)
+            if (rule_shown(r, r->loaded->advice[i].rule)) out[n++] = r->loaded->advice[i];
+        return n;
+    }
     advice_ctx c = {r, p, out, 0};
     const gt_advice_acc *a = &r->advice;
     if (gt_report_enabled(r, GT_CAT_MEMCPY)) {

@@ -83,8 +83,13 @@ typedef struct gt_advice {
     char message[GT_ADVICE_MESSAGE_MAX];
 } gt_advice;
 
+/* A rule's place in the order above; GT_ADVICE_RULES for a rule this
+ * gputrace does not know. */
+unsigned gt_advice_rule_rank(const char *rule);
+
 /* Runs the rules over a finished report: fills out with the findings of
- * the rules that fired, in rule order, and returns their number. p gives
+ * the rules that fired, in rule order, and returns their number (for a
+ * report read back from a file, the findings it holds). p gives
  * the wall time and the process start (NULL: the sync-api share is not
  * checked and times are absolute). */
 size_t gt_report_advice(const gt_report *r, const gt_process_info *p,

@@ -42,6 +42,7 @@ struct gt_report {
     gt_nvtx_marks marks;
     gt_gpu_busy busy;
     gt_advice_acc advice;
+    struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
 
 /* The JSON report's "snapshot" (its last key). */

@@ -13,27 +13,32 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "csv.h"
 #include "utf8.h"
 
 #define CSV_HEADER                                                                                 \
     "category,name,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,first_ns,rest_avg_ns,"     \
     "bytes,gbps\r\n"
 
-static void write_name(FILE *out, const char *s)
+void gt_csv_write_name(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s), plain = 0; /* p[i - plain, i): not yet written, needs no change */
     fputc('"', out);
-    for (size_t len = strlen(s), i = 0; i < len;) {
-        bool valid;
-        size_t n = gt_utf8_sequence(p + i, len - i, &valid);
-        if (!valid)
-            fputs(GT_UTF8_REPLACEMENT, out);
-        else if (p[i] == '"')
-            fputs("\"\"", out);
-        else
-            fwrite(p + i, 1, n, out);
+    for (size_t i = 0; i < len;) {
+        bool valid = true;
+        size_t n = p[i] < 0x80 ? 1 : gt_utf8_sequence(p + i, len - i, &valid);
+        if (valid && p[i] != '"') {
+            plain += n;
+            i += n;
+            continue;
+        }
+        fwrite(p + i - plain, 1, plain, out);
+        plain = 0;
+        fputs(valid ? "\"\"" : GT_UTF8_REPLACEMENT, out);
         i += n;
     }
+    fwrite(p + len - plain, 1, plain, out);
     fputc('"', out);
 }
 
@@ -45,7 +50,7 @@ static bool has_bytes(enum gt_category c)
 static void write_row(FILE *out, enum gt_category c, const gt_row *row, const char *label)
 {
     fprintf(out, "%s,", gt_category_name(c));
-    write_name(out, label);
+    gt_csv_write_name(out, label);
     fprintf(out, ",%" PRIu64, row->calls);
     gt_stats_summary st;
     gt_stats_summarize(&row->time, &st);
@@ -115,7 +120,7 @@ static int write_marks(FILE *out, const gt_report *r, const gt_process_info *p)
             continue;
         }
         fputs("nvtx_mark,", out);
-        write_name(out, label);
+        gt_csv_write_name(out, label);
         fprintf(out, ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,,,,\r\n", marks[i]->count,
                 marks[i]->first > start ? marks[i]->first - start : 0,
                 marks[i]->last > start ? marks[i]->last - start : 0);

@@ -3,7 +3,8 @@
  *
  * A container opened `compact` keeps its content on one line; otherwise
  * each member goes on its own line, indented. Write errors are collected
- * and returned by gt_json_finish. */
+ * and returned by gt_json_finish. The writer does not lock its FILE: one
+ * thread writes a document, and no other writes to that FILE meanwhile. */
 #ifndef GT_JSON_WRITER_H
 #define GT_JSON_WRITER_H
 
@@ -36,6 +37,9 @@ void gt_json_int(gt_json *w, int64_t v);
 void gt_json_bool(gt_json *w, bool v);
 /* A fixed-point number; NaN and infinities (not JSON) are written as 0. */
 void gt_json_fixed(gt_json *w, double v, int decimals);
+
+/* A value already in JSON (valid, compact), written as it is. */
+void gt_json_raw(gt_json *w, const char *json);
 
 void gt_json_kv_string(gt_json *w, const char *key, const char *s);
 void gt_json_kv_uint(gt_json *w, const char *key, uint64_t v);

@@ -21,7 +21,7 @@ int32_t gt_memory_device_of(const gt_event *ev)
 }
 
 /* Devices are few: a sorted array, searched linearly. */
-static gt_mem_device *device_row(gt_memory *m, int32_t device)
+gt_mem_device *gt_memory_device_row(gt_memory *m, int32_t device)
 {
     uint32_t i = 0;
     while (i < m->ndevices && m->devices[i].device < device)
@@ -241,11 +241,11 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
     bool early_free_counted = early_free && early_free->counted;
     if (early_free) {
         /* the free's row exists: it was counted there when the free arrived */
-        gt_mem_device *fd = device_row(m, early_free->device);
+        gt_mem_device *fd = gt_memory_device_row(m, early_free->device);
         if (fd) fd->pending_frees--;
         map_remove(&m->pending, early_free);
     }
-    gt_mem_device *d = device_row(m, gt_memory_device_of(ev));
+    gt_mem_device *d = gt_memory_device_row(m, gt_memory_device_of(ev));
     if (!d) return;
     if (!early_free) {
         gt_mem_block blk = {.addr = ev->u.mem.addr,
@@ -273,12 +273,12 @@ static void add_free(gt_memory *m, const gt_event *ev)
     uint8_t space = space_of(ev->u.mem.mem_kind);
     gt_mem_block *blk = map_find(&m->live, ev->u.mem.addr, space, ev->host_start, true);
     if (blk) {
-        gt_mem_device *d = device_row(m, blk->device);
+        gt_mem_device *d = gt_memory_device_row(m, blk->device);
         if (d) release_bytes(m, d, blk->bytes, ev->host_start, counted(ev));
         map_remove(&m->live, blk);
         return;
     }
-    gt_mem_device *d = device_row(m, gt_memory_device_of(ev));
+    gt_mem_device *d = gt_memory_device_row(m, gt_memory_device_of(ev));
     if (!d) return;
     gt_mem_block wait = {.addr = ev->u.mem.addr,
                          .time = ev->host_start,
@@ -301,7 +301,7 @@ static void end_context(gt_memory *m, const gt_event *ev)
     for (uint32_t b = 0; b < m->live.nblocks; b++) {
         gt_mem_block *blk = &m->live.blocks[b];
         if (blk->next == UINT32_MAX || blk->ctx != ctx || blk->time > ev->host_start) continue;
-        gt_mem_device *d = device_row(m, blk->device);
+        gt_mem_device *d = gt_memory_device_row(m, blk->device);
         if (d) {
             d->ctx_released_allocs++;
             d->ctx_released_bytes += blk->bytes;
@@ -354,4 +354,15 @@ size_t gt_memory_largest_leaks(const gt_memory *m, int32_t device, gt_mem_leak *
         out[i] = (gt_mem_leak){blk->addr, blk->bytes, blk->time, blk->kind};
     }
     return n;
+}
+
+int gt_memory_keep_leak(gt_memory *m, int32_t device, const gt_mem_leak *leak)
+{
+    gt_mem_block blk = {.addr = leak->addr,
+                        .time = leak->time,
+                        .bytes = leak->bytes,
+                        .device = device,
+                        .space = space_of(leak->kind),
+                        .kind = leak->kind};
+    return map_insert(&m->live, &blk) ? 0 : -1;
 }

@@ -45,6 +45,7 @@
 #define GT_MEM_PENDING_FREES 4096u
 #define GT_MEM_DELTAS_MAX (1u << 20)
 #define GT_MEM_HOST_DEVICE (-1) /* the row of pinned host memory and device-less records */
+#define GT_MEM_LEAKS_LISTED 5u  /* largest leaks per device in the verbose summary and the JSON */
 #define GT_MEM_SINKS 2u         /* one per streamed trace format */
 
 /* A change of a device's bytes in use, at a time; `counted` when it was
@@ -152,5 +153,11 @@ uint64_t gt_memory_unknown_frees(const gt_mem_device *d);
 /* Fills out with the largest live allocations of a device, largest first;
  * returns how many. */
 size_t gt_memory_largest_leaks(const gt_memory *m, int32_t device, gt_mem_leak *out, size_t max);
+
+/* For a report read back from a file: the row of a device (created
+ * empty when new; NULL when out of memory), and a leak it lists (0, or
+ * -1 when out of memory). */
+gt_mem_device *gt_memory_device_row(gt_memory *m, int32_t device);
+int gt_memory_keep_leak(gt_memory *m, int32_t device, const gt_mem_leak *leak);
 
 #endif

@@ -3,35 +3,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The row of (domain, name), made when new; NULL for want of memory. */
+static gt_nvtx_mark *row_of(gt_nvtx_marks *m, uint32_t domain, uint32_t name, uint64_t t)
+{
+    uint64_t key = (uint64_t)domain << 32 | name;
+    uint32_t i;
+    if (gt_idmap_get(&m->index, key, &i)) return &m->marks[i];
+    if (m->n == m->capacity) {
+        uint32_t cap = m->capacity ? 2 * m->capacity : 16;
+        gt_nvtx_mark *grown = realloc(m->marks, cap * sizeof(*grown));
+        if (!grown) return NULL;
+        m->marks = grown;
+        m->capacity = cap;
+    }
+    if (gt_idmap_set(&m->index, key, m->n) != 0) return NULL;
+    m->marks[m->n] = (gt_nvtx_mark){.domain = domain, .name = name, .first = t, .last = t};
+    return &m->marks[m->n++];
+}
+
+/* Threads' records interleave in any order, and merged reports come from
+ * several processes: the earliest first and the latest last. */
+static void fold(gt_nvtx_mark *k, uint64_t count, uint64_t first, uint64_t last)
+{
+    k->count += count;
+    if (first < k->first) k->first = first;
+    if (last > k->last) k->last = last;
+}
+
 void gt_nvtx_marks_add(gt_nvtx_marks *m, const gt_event *ev)
 {
-    uint64_t key = (uint64_t)ev->u.nvtx.domain << 32 | ev->name;
-    uint64_t t = ev->host_start;
-    uint32_t i;
-    if (!gt_idmap_get(&m->index, key, &i)) {
-        if (m->n == m->capacity) {
-            uint32_t cap = m->capacity ? 2 * m->capacity : 16;
-            gt_nvtx_mark *grown = realloc(m->marks, cap * sizeof(*grown));
-            if (!grown) {
-                m->untracked++;
-                return;
-            }
-            m->marks = grown;
-            m->capacity = cap;
-        }
-        if (gt_idmap_set(&m->index, key, m->n) != 0) {
-            m->untracked++;
-            return;
-        }
-        i = m->n++;
-        m->marks[i] =
-            (gt_nvtx_mark){.domain = ev->u.nvtx.domain, .name = ev->name, .first = t, .last = t};
+    gt_nvtx_mark *k = row_of(m, ev->u.nvtx.domain, ev->name, ev->host_start);
+    if (!k) {
+        m->untracked++;
+        return;
     }
-    gt_nvtx_mark *k = &m->marks[i];
-    k->count++;
-    /* Threads' records interleave in any order: the earliest and latest. */
-    if (t < k->first) k->first = t;
-    if (t > k->last) k->last = t;
+    fold(k, 1, ev->host_start, ev->host_start);
+}
+
+int gt_nvtx_marks_fold(gt_nvtx_marks *m, const gt_nvtx_mark *in)
+{
+    gt_nvtx_mark *k = row_of(m, in->domain, in->name, in->first);
+    if (!k) return -1;
+    fold(k, in->count, in->first, in->last);
+    return 0;
+}
+
+const gt_nvtx_mark *gt_nvtx_marks_find(const gt_nvtx_marks *m, uint32_t domain, uint32_t name)
+{
+    uint32_t i;
+    return gt_idmap_get(&m->index, (uint64_t)domain << 32 | name, &i) ? &m->marks[i] : NULL;
 }
 
 static int by_count(const void *a, const void *b)

@@ -28,6 +28,14 @@ typedef struct gt_nvtx_marks {
 /* One GT_EV_NVTX_MARK record. */
 void gt_nvtx_marks_add(gt_nvtx_marks *m, const gt_event *ev);
 
+/* A row of marks already counted (a report read back, or merged): added
+ * to the row of its (domain, name), made when new. 0, or -1 for want of
+ * memory. */
+int gt_nvtx_marks_fold(gt_nvtx_marks *m, const gt_nvtx_mark *in);
+
+/* The row of (domain, name), NULL when there is none. */
+const gt_nvtx_mark *gt_nvtx_marks_find(const gt_nvtx_marks *m, uint32_t domain, uint32_t name);
+
 /* The marks by count, most first; ties by first time. The caller frees
  * the array; NULL with *n = 0 when there are none or no memory. */
 const gt_nvtx_mark **gt_nvtx_marks_sorted(const gt_nvtx_marks *m, size_t *n);

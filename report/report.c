@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "aggregate.h"
+#include "loaded.h"
 
 gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names)
 {
@@ -26,7 +27,18 @@ void gt_report_destroy(gt_report *r)
     gt_nvtx_free(&r->nvtx);
     gt_nvtx_marks_free(&r->marks);
     gt_gpu_busy_free(&r->busy);
+    gt_loaded_free(r->loaded);
     free(r);
+}
+
+gt_report_options gt_report_get_options(const gt_report *r)
+{
+    return r->opt;
+}
+
+void gt_report_set_options(gt_report *r, const gt_report_options *opt)
+{
+    r->opt = *opt;
 }
 
 void gt_report_set_counts(gt_report *r, const gt_report_counts *c)

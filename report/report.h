@@ -157,6 +157,15 @@ void gt_report_set_gpu_timing_off(gt_report *r, const char *reason);
  * after it start afresh; calling it again only closes what opened since. */
 void gt_report_finish(gt_report *r, uint64_t end_ns);
 
+/* The options a report was made with; a report read back can be shown
+ * with fewer categories or another verbosity by setting them again. */
+gt_report_options gt_report_get_options(const gt_report *r);
+void gt_report_set_options(gt_report *r, const gt_report_options *opt);
+
+/* The process a report read back from a file (load.h) or merged
+ * describes; NULL for a report aggregated from records. */
+const gt_process_info *gt_report_process(const gt_report *r);
+
 /* "none", "default", "verbose", "debug"; "events", "off". */
 const char *gt_verbosity_name(enum gt_verbosity v);
 const char *gt_gpu_timing_name(enum gt_gpu_timing t);

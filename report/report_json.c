@@ -7,12 +7,21 @@
  * devices "leaked_bytes", "unknown_frees" and how memory not freed ended:
  * "context_released_allocs"/"_bytes" went with their context, "leaked_*"
  * was still held when the process ended). Rows in report order: total
- * time descending, ties by key. */
+ * time descending, ties by key.
+ *
+ * Further keys let `gputrace report` render from the file exactly the
+ * summary the shim printed: in totals, "gpu_intervals", "nvtx_mark_calls"
+ * and "late_gpu_work" (the late events that were GPU work); on memcpy and memset rows,
+ * "timed_bytes" (the bytes of the timed calls: GB/s exactly); on NVTX rows, "parent" (the position
+ * in this array of the range it was first seen in, -1 for none); on memory
+ * devices, "largest_leaks". A merged report (loaded.h) adds "spread" to
+ * each row and a top-level "inputs". */
 #include <stdlib.h>
 
 #include "aggregate.h"
 #include "display_name.h"
 #include "json_writer.h"
+#include "loaded.h"
 
 #ifndef PROJECT_VERSION
 #error "PROJECT_VERSION must be defined by the build"
@@ -23,6 +32,8 @@
 typedef struct json_ctx {
     gt_json w;
     const gt_report *r;
+    const gt_process_info *p;
+    const uint32_t *position; /* NVTX: each row's position in the array, by row number */
     bool incomplete;
 } json_ctx;
 
@@ -87,9 +98,15 @@ static void write_totals(json_ctx *c)
     gt_json_kv_uint(&c->w, "events", c->r->events);
     gt_json_kv_uint(&c->w, "dropped", c->r->dropped);
     gt_json_kv_uint(&c->w, "gpu_busy_ns", gt_gpu_busy_ns(&c->r->busy));
+    gt_json_kv_uint(&c->w, "gpu_intervals", c->r->busy.intervals);
+    gt_json_kv_uint(&c->w, "nvtx_mark_calls", c->r->nvtx.counts.marks);
     gt_json_kv_uint(&c->w, "nvtx_open_ns", c->r->nvtx.open_ns);
     gt_json_kv_uint(&c->w, "late_events", c->r->late);
+    gt_json_kv_uint(&c->w, "late_gpu_work", c->r->late_gpu_work);
     gt_json_kv_uint(&c->w, "gpu_pending_at_exit", c->r->gpu_pending);
+    const gt_loaded *l = c->r->loaded;
+    for (uint32_t i = 0; l && i < l->ntotals; i++)
+        gt_json_kv_uint(&c->w, l->totals[i].key, l->totals[i].value);
     gt_json_object_end(&c->w);
 }
 
@@ -126,6 +143,7 @@ static void memcpy_row(json_ctx *c, const gt_row *row)
     gt_json_key(&c->w, "gbps");
     gt_json_fixed(&c->w, gt_row_gbps(row), 3);
     write_timed(c, row);
+    gt_json_kv_uint(&c->w, "timed_bytes", row->timed_bytes);
 }
 
 static void memset_row(json_ctx *c, const gt_row *row)
@@ -135,6 +153,7 @@ static void memset_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "bytes", row->bytes);
     write_stats(c, "gpu_ns", &row->time);
     write_timed(c, row);
+    gt_json_kv_uint(&c->w, "timed_bytes", row->timed_bytes);
 }
 
 static void compile_row(json_ctx *c, const gt_row *row)
@@ -176,6 +195,10 @@ static void nvtx_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "gpu_span_ns_total", row->gpu_span_total);
     gt_json_kv_int(&c->w, "level", row->level);
     gt_json_kv_uint(&c->w, "open_ns", row->open_ns);
+    const gt_table *t = &c->r->tables[GT_CAT_NVTX];
+    int32_t parent = row->parent;
+    bool known = parent >= 0 && (uint32_t)parent < t->nrows && c->position;
+    gt_json_kv_int(&c->w, "parent", known ? (int64_t)c->position[parent] : -1);
 }
 
 static void api_row(json_ctx *c, const gt_row *row)
@@ -196,6 +219,30 @@ static void api_row(json_ctx *c, const gt_row *row)
 
 typedef void (*row_writer)(json_ctx *c, const gt_row *row);
 
+/* A merged row: its totals across the inputs. */
+static void write_spread(json_ctx *c, const gt_row_spread *s)
+{
+    gt_json_key(&c->w, "spread");
+    gt_json_object_begin(&c->w, true);
+    gt_json_kv_uint(&c->w, "min", s->min);
+    gt_json_kv_uint(&c->w, "med", s->med);
+    gt_json_kv_uint(&c->w, "max", s->max);
+    gt_json_kv_uint(&c->w, "max_input", s->max_input);
+    gt_json_kv_uint(&c->w, "inputs", s->inputs);
+    gt_json_object_end(&c->w);
+}
+
+/* Each row's position in the sorted array, by row number (NULL when out
+ * of memory: parents are then written as -1). */
+static uint32_t *positions(const gt_report *r, enum gt_category cat, const gt_sorted_row *rows,
+                           size_t n)
+{
+    uint32_t *pos = n ? malloc(n * sizeof(*pos)) : NULL;
+    for (size_t i = 0; pos && i < n; i++)
+        pos[rows[i].row - r->tables[cat].rows] = (uint32_t)i;
+    return pos;
+}
+
 static void write_table(json_ctx *c, const char *key, enum gt_category cat, row_writer write_row)
 {
     gt_json_key(&c->w, key);
@@ -206,12 +253,35 @@ static void write_table(json_ctx *c, const char *key, enum gt_category cat, row_
         rows = gt_report_sorted_rows(c->r, cat, &n);
         if (!rows && c->r->tables[cat].nrows) c->incomplete = true;
     }
+    uint32_t *pos = cat == GT_CAT_NVTX ? positions(c->r, cat, rows, n) : NULL;
+    c->position = pos;
     for (size_t i = 0; i < n; i++) {
         gt_json_object_begin(&c->w, true);
         write_row(c, rows[i].row);
+        const gt_row_spread *spread = gt_report_row_spread(c->r, cat, rows[i].row);
+        if (spread) write_spread(c, spread);
         gt_json_object_end(&c->w);
     }
+    c->position = NULL;
+    free(pos);
     free(rows);
+    gt_json_array_end(&c->w);
+}
+
+static void write_leaks(json_ctx *c, const gt_mem_device *d)
+{
+    gt_mem_leak leaks[GT_MEM_LEAKS_LISTED];
+    size_t n = gt_memory_largest_leaks(&c->r->memory, d->device, leaks, GT_MEM_LEAKS_LISTED);
+    uint64_t start = c->p ? c->p->start_ns : 0;
+    gt_json_key(&c->w, "largest_leaks");
+    gt_json_array_begin(&c->w, true);
+    for (size_t i = 0; i < n; i++) {
+        gt_json_object_begin(&c->w, true);
+        gt_json_kv_uint(&c->w, "bytes", leaks[i].bytes);
+        gt_json_kv_string(&c->w, "kind", gt_mem_kind_name(leaks[i].kind));
+        gt_json_kv_uint(&c->w, "at_ns", leaks[i].time > start ? leaks[i].time - start : 0);
+        gt_json_object_end(&c->w);
+    }
     gt_json_array_end(&c->w);
 }
 
@@ -235,6 +305,7 @@ static void write_memory(json_ctx *c)
         gt_json_kv_uint(&c->w, "unknown_frees", gt_memory_unknown_frees(d));
         gt_json_kv_uint(&c->w, "context_released_allocs", d->ctx_released_allocs);
         gt_json_kv_uint(&c->w, "context_released_bytes", d->ctx_released_bytes);
+        write_leaks(c, d);
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);
@@ -295,7 +366,9 @@ static void write_anomalies(json_ctx *c)
     gt_json_object_end(&c->w);
 }
 
-/* SPEC §11: mode, windows, captured_ns; then the time limits (0: none). */
+/* SPEC §11: mode, windows, captured_ns; then the time limits (0: none)
+ * and how often the mode's condition began to hold (the summary's reason
+ * when no window opened, so that the report reads back whole). */
 static void write_capture(json_ctx *c, const gt_process_info *p)
 {
     gt_capture_info cap;
@@ -307,12 +380,45 @@ static void write_capture(json_ctx *c, const gt_process_info *p)
     gt_json_kv_uint(&c->w, "captured_ns", cap.captured_ns);
     gt_json_kv_uint(&c->w, "delay_ns", cap.delay_ns);
     gt_json_kv_uint(&c->w, "duration_ns", cap.duration_ns);
+    gt_json_kv_uint(&c->w, "mode_opens", cap.mode_opens);
     gt_json_object_end(&c->w);
+}
+
+/* The reports a merged report was made of. */
+static void write_inputs(json_ctx *c, const gt_loaded *l)
+{
+    gt_json_key(&c->w, "inputs");
+    gt_json_array_begin(&c->w, false);
+    for (uint32_t i = 0; i < l->ninputs; i++) {
+        const gt_report_input *in = &l->inputs[i];
+        gt_json_object_begin(&c->w, true);
+        gt_json_kv_string(&c->w, "file", in->file);
+        gt_json_kv_int(&c->w, "pid", in->pid);
+        gt_json_kv_string(&c->w, "hostname", in->hostname);
+        gt_json_kv_string(&c->w, "command", in->command);
+        gt_json_kv_uint(&c->w, "wall_ns", in->wall_ns);
+        gt_json_kv_uint(&c->w, "gpu_busy_ns", in->gpu_busy_ns);
+        gt_json_kv_uint(&c->w, "events", in->events);
+        gt_json_object_end(&c->w);
+    }
+    gt_json_array_end(&c->w);
+}
+
+/* What a report read back holds beyond this writer's keys. */
+static void write_loaded_extras(json_ctx *c)
+{
+    const gt_loaded *l = c->r->loaded;
+    if (!l) return;
+    if (l->ninputs) write_inputs(c, l);
+    for (uint32_t i = 0; i < l->nmembers; i++) {
+        gt_json_key(&c->w, l->members[i].key);
+        gt_json_raw(&c->w, l->members[i].json);
+    }
 }
 
 int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out)
 {
-    json_ctx c = {.r = r};
+    json_ctx c = {.r = r, .p = p};
     gt_json_init(&c.w, out);
     gt_json_object_begin(&c.w, false);
     gt_json_kv_string(&c.w, "tool", "gputrace");
@@ -334,6 +440,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_marks(&c, p);
     write_anomalies(&c);
     write_capture(&c, p);
+    write_loaded_extras(&c);
     gt_snapshot_info snapshot;
     gt_report_snapshot(r, p, &snapshot);
     gt_snapshot_json_write(&c.w, &snapshot); /* last: the gputrace command looks for it there */

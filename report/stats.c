@@ -107,6 +107,10 @@ static uint64_t median_of_histogram(const gt_stats *s)
 
 void gt_stats_summarize(const gt_stats *s, gt_stats_summary *out)
 {
+    if (s->preset) {
+        *out = *s->preset;
+        return;
+    }
     memset(out, 0, sizeof(*out));
     if (s->count == 0) return;
     out->count = s->count;
@@ -125,4 +129,24 @@ void gt_stats_summarize(const gt_stats *s, gt_stats_summary *out)
         out->med = median_of_samples(s);
     else
         out->med = out->avg;
+}
+
+void gt_stats_summary_from_moments(uint64_t count, uint64_t total, uint64_t min, uint64_t max,
+                                   uint64_t first, long double m2, uint64_t med,
+                                   gt_stats_summary *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (count == 0) return;
+    out->count = count;
+    out->total = total;
+    out->avg = rounded_div(total, count);
+    out->min = min;
+    out->max = max;
+    out->first = first;
+    out->med = clamp(med, min, max);
+    if (count > 1) {
+        out->rest_avg = total >= first ? rounded_div(total - first, count - 1) : 0;
+        long double var = m2 > 0 ? m2 / (long double)(count - 1) : 0;
+        out->stddev = (uint64_t)llroundl(sqrtl(var));
+    }
 }

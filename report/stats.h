@@ -10,7 +10,12 @@
  * move into a log-bucket histogram (histogram.h) and the median carries a
  * relative error of at most 1/128. Memory per row: the samples kept (an
  * array grown by doubling up to the cap), then only the histogram's used
- * octaves. */
+ * octaves.
+ *
+ * A report read back from a file has no samples, only the summary it
+ * wrote: such a row's stats hold count, total, min, max and first, and
+ * `preset` points at the summary as read, which gt_stats_summarize then
+ * returns whole (the median and standard deviation cannot be recomputed). */
 #ifndef GT_STATS_H
 #define GT_STATS_H
 
@@ -19,6 +24,8 @@
 #include "histogram.h"
 
 #define GT_STATS_EXACT_CAP 4096u
+
+struct gt_stats_summary;
 
 typedef struct gt_stats {
     uint64_t count;
@@ -33,6 +40,7 @@ typedef struct gt_stats {
     uint32_t nsamples;
     uint32_t capacity;
     gt_histogram *hist; /* histogram regime: set once the cap is passed */
+    const struct gt_stats_summary *preset; /* read back: the summary; owned elsewhere */
 } gt_stats;
 
 /* The SPEC §6 STATS object; avg, med, stddev and rest_avg rounded to the
@@ -74,5 +82,13 @@ static inline void gt_stats_add(gt_stats *s, uint64_t v)
 }
 void gt_stats_free(gt_stats *s);
 void gt_stats_summarize(const gt_stats *s, gt_stats_summary *out);
+
+/* The summary of samples known only through their moments: count,
+ * total, min, max, first, m2 (the sum of squared deviations from the
+ * mean) and a median found elsewhere; rounded as gt_stats_summarize
+ * rounds. For statistics combined from several summaries. */
+void gt_stats_summary_from_moments(uint64_t count, uint64_t total, uint64_t min, uint64_t max,
+                                   uint64_t first, long double m2, uint64_t med,
+                                   gt_stats_summary *out);
 
 #endif

@@ -4,8 +4,9 @@
  *  - the id index: segments of node pointers, segment k holding
  *    SEG0_SIZE << k entries, allocated on first use and published with a
  *    release CAS, so that an id maps to its node in two acquire loads;
- *  - the hash index: a fixed array of bucket lists; a new node is pushed
- *    on its bucket's head with a release CAS.
+ *  - the hash index: a fixed array of bucket lists (its size chosen at
+ *    creation); a new node is pushed on its bucket's head with a release
+ *    CAS.
  * Nodes are immutable once published and live until the table is
  * destroyed. No lock is taken anywhere, so a fork() in the middle of an
  * intern cannot leave the child with a table it cannot use. Memory is the
@@ -22,8 +23,7 @@
 #define SEG0_BITS 10u
 #define SEG0_SIZE (1u << SEG0_BITS)
 #define SEG_COUNT 23u /* SEG0_SIZE * (2^23 - 1) covers every uint32_t id */
-#define BUCKET_BITS 14u
-#define BUCKET_COUNT (1u << BUCKET_BITS)
+#define BUCKET_BITS 14u /* the shim's table: a program has a few thousand names */
 
 struct strnode {
     struct strnode *next; /* older node in the same bucket; fixed before publication */
@@ -35,20 +35,28 @@ struct strnode {
 
 struct gt_strtab {
     _Atomic(_Atomic(struct strnode *) *) segments[SEG_COUNT];
-    _Atomic(struct strnode *) buckets[BUCKET_COUNT];
     _Atomic uint64_t next_id; /* relaxed: only uniqueness matters */
+    uint64_t bucket_mask;
+    _Atomic(struct strnode *) buckets[];
 };
 
-gt_strtab *gt_strtab_create(void)
+gt_strtab *gt_strtab_create_sized(unsigned bucket_bits)
 {
-    gt_strtab *t = calloc(1, sizeof(*t));
+    size_t count = (size_t)1 << bucket_bits;
+    gt_strtab *t = calloc(1, sizeof(*t) + count * sizeof(t->buckets[0]));
     if (!t) return NULL;
     for (unsigned i = 0; i < SEG_COUNT; i++)
         atomic_init(&t->segments[i], NULL);
-    for (unsigned i = 0; i < BUCKET_COUNT; i++)
+    for (size_t i = 0; i < count; i++)
         atomic_init(&t->buckets[i], NULL);
     atomic_init(&t->next_id, 1);
+    t->bucket_mask = count - 1;
     return t;
+}
+
+gt_strtab *gt_strtab_create(void)
+{
+    return gt_strtab_create_sized(BUCKET_BITS);
 }
 
 /* Segment k covers ids [SEG0_SIZE * (2^k - 1), SEG0_SIZE * (2^(k+1) - 1)). */
@@ -121,7 +129,7 @@ uint32_t gt_strtab_intern(gt_strtab *t, const char *s, size_t len)
 {
     if (!t || !s || len == 0) return 0;
     uint64_t hash = hash_bytes(s, len);
-    _Atomic(struct strnode *) *bucket = &t->buckets[hash & (BUCKET_COUNT - 1)];
+    _Atomic(struct strnode *) *bucket = &t->buckets[hash & t->bucket_mask];
     struct strnode *head = atomic_load_explicit(bucket, memory_order_acquire);
     const struct strnode *found = find_in_chain(head, NULL, hash, s, len);
     if (found) return found->id;

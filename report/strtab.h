@@ -9,6 +9,9 @@
 typedef struct gt_strtab gt_strtab;
 
 gt_strtab *gt_strtab_create(void);
+/* With 2^bucket_bits hash buckets (the default 2^14 suits a program's few
+ * thousand names; a reader of large reports wants about one per name). */
+gt_strtab *gt_strtab_create_sized(unsigned bucket_bits);
 void gt_strtab_destroy(gt_strtab *t);
 
 /* Returns the id of the string (len bytes, need not be NUL-terminated),

@@ -6,10 +6,9 @@
 #include <string.h>
 
 #include "format.h"
+#include "loaded.h"
 #include "summary.h"
 #include "text_table.h"
-
-#define LEAKS_SHOWN 5u /* largest leaks listed per device at verbose */
 
 static uint64_t wall_ns(const gt_process_info *p)
 {
@@ -96,6 +95,44 @@ static void write_header(const gt_summary *s)
                 s->r->gpu_pending);
 }
 
+/* A merged report: the reports it was made of, and what the spread
+ * columns of its tables mean. */
+static void write_inputs(gt_summary *s)
+{
+    const gt_loaded *l = s->r->loaded;
+    if (!l || !l->ninputs) return;
+    fprintf(s->out,
+            "\ninputs: %" PRIu32 " reports; InMin/InMed/InMax: least/median/most of one input's "
+            "total, MaxIn: the input with the most\n",
+            l->ninputs);
+    static const gt_text_column cols[] = {
+        {"Input", true, false},  {"Wall", true, false},    {"GPU busy", true, false},
+        {"Events", true, false}, {"Pid", true, false},     {"Host", false, false},
+        {"File", false, false},  {"Command", false, true},
+    };
+    gt_text_table tt;
+    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+    for (uint32_t i = 0; i < l->ninputs; i++) {
+        const gt_report_input *in = &l->inputs[i];
+        char num[24], wall[GT_FORMAT_CAP], busy[GT_FORMAT_CAP], events[24], pid[24];
+        snprintf(num, sizeof num, "#%" PRIu32, i);
+        snprintf(events, sizeof events, "%" PRIu64, in->events);
+        snprintf(pid, sizeof pid, "%d", in->pid);
+        const char *cells[] = {num,
+                               gt_format_ns(in->wall_ns, wall, sizeof wall),
+                               gt_format_ns(in->gpu_busy_ns, busy, sizeof busy),
+                               events,
+                               pid,
+                               in->hostname,
+                               in->file,
+                               in->command};
+        gt_text_table_add(&tt, cells);
+    }
+    if (gt_text_table_print(&tt, s->out, s->v >= GT_VERB_VERBOSE ? 0 : GT_TEXT_WIDTH) != 0)
+        s->rc = -1;
+    gt_text_table_free(&tt);
+}
+
 static const char *device_name(int32_t device, char *buf, size_t cap)
 {
     if (device == GT_MEM_HOST_DEVICE) return "host pinned";
@@ -105,8 +142,8 @@ static const char *device_name(int32_t device, char *buf, size_t cap)
 
 static void write_leaks(gt_summary *s, const gt_mem_device *d)
 {
-    gt_mem_leak leaks[LEAKS_SHOWN];
-    size_t n = gt_memory_largest_leaks(&s->r->memory, d->device, leaks, LEAKS_SHOWN);
+    gt_mem_leak leaks[GT_MEM_LEAKS_LISTED];
+    size_t n = gt_memory_largest_leaks(&s->r->memory, d->device, leaks, GT_MEM_LEAKS_LISTED);
     if (!n) return;
     char dev[32];
     fprintf(s->out, "%slargest leaks on %s:", GT_TEXT_INDENT,
@@ -336,6 +373,7 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
     if (v == GT_VERB_NONE) return 0;
     gt_summary s = {r, p, v, out, 0};
     write_header(&s);
+    write_inputs(&s);
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         if (!gt_report_enabled(r, c)) continue;
         fputc('\n', out);

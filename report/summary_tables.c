@@ -3,13 +3,15 @@
  * First and RestAvg columns, names cut in the middle so that lines fit
  * GT_TEXT_WIDTH (kernels by their readable names, display_name.h).
  * Verbose: every row with the full statistics columns, names whole, NVTX
- * ranges as a tree. */
+ * ranges as a tree. A merged report adds the spread of each row's total
+ * across its inputs before the name. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "display_name.h"
 #include "format.h"
+#include "loaded.h"
 #include "summary.h"
 #include "text_table.h"
 
@@ -56,11 +58,20 @@ static const gt_text_column stats_columns[COL_STATS] = {
     {"RestAvg", true, false},
 };
 
-#define MAX_COLS (COL_STATS + 4u)
+enum { SPREAD_COLS = 4 };
+
+static const gt_text_column spread_columns[SPREAD_COLS] = {
+    {"InMin", true, false},
+    {"InMed", true, false},
+    {"InMax", true, false},
+    {"MaxIn", true, false},
+};
+
+#define MAX_COLS (COL_STATS + SPREAD_COLS + 4u)
 
 /* A table row's cells, in buffers of their own. */
 typedef struct row_cells {
-    char num[COL_STATS + 3][GT_FORMAT_CAP];
+    char num[COL_STATS + SPREAD_COLS + 3][GT_FORMAT_CAP];
     const char *cell[MAX_COLS];
 } row_cells;
 
@@ -75,7 +86,13 @@ static unsigned stats_shown(bool verbose)
     return verbose ? COL_STATS : COL_FIRST;
 }
 
-static unsigned table_columns(enum gt_category c, bool verbose, gt_text_column *cols)
+static bool merged(const gt_report *r)
+{
+    return r->loaded && r->loaded->ninputs;
+}
+
+static unsigned table_columns(const gt_report *r, enum gt_category c, bool verbose,
+                              gt_text_column *cols)
 {
     unsigned n = stats_shown(verbose);
     memcpy(cols, stats_columns, n * sizeof(*cols));
@@ -86,6 +103,10 @@ static unsigned table_columns(enum gt_category c, bool verbose, gt_text_column *
         cols[n++] = (gt_text_column){"Bytes", true, false};
     } else if (c == GT_CAT_NVTX) {
         cols[n++] = (gt_text_column){"GPU", true, false};
+    }
+    if (merged(r)) {
+        memcpy(&cols[n], spread_columns, sizeof spread_columns);
+        n += SPREAD_COLS;
     }
     cols[n++] = (gt_text_column){"Name", false, true};
     if (c == GT_CAT_API) cols[n++] = (gt_text_column){"Errors", false, false};
@@ -111,9 +132,20 @@ static char *errors_text(const gt_report *r, const gt_row *row)
     return fclose(f) == 0 ? text : (free(text), NULL);
 }
 
+/* The spread cells of a merged row from n on; returns the next cell. */
+static unsigned fill_spread(row_cells *rc, unsigned n, const gt_row_spread *sp)
+{
+    const uint64_t values[3] = {sp->min, sp->med, sp->max};
+    for (unsigned i = 0; i < 3; i++, n++)
+        rc->cell[n] = gt_format_ns(values[i], rc->num[n], GT_FORMAT_CAP);
+    snprintf(rc->num[n], GT_FORMAT_CAP, "#%" PRIu32, sp->max_input);
+    rc->cell[n] = rc->num[n];
+    return n + 1;
+}
+
 /* Fills the cells of one row; the label and errors strings stay the caller's. */
-static void fill_row(row_cells *rc, enum gt_category c, bool verbose, const gt_row *row,
-                     uint64_t table_total, const char *label, const char *errors)
+static void fill_row(row_cells *rc, const gt_report *r, enum gt_category c, bool verbose,
+                     const gt_row *row, uint64_t table_total, const char *label, const char *errors)
 {
     gt_stats_summary st;
     gt_stats_summarize(&row->time, &st);
@@ -151,6 +183,11 @@ static void fill_row(row_cells *rc, enum gt_category c, bool verbose, const gt_r
         rc->cell[n] = gt_format_ns(row->gpu_ns_total, rc->num[n], GT_FORMAT_CAP);
         n++;
     }
+    if (merged(r)) {
+        const gt_row_spread *sp = gt_report_row_spread(r, c, row);
+        static const gt_row_spread none = {0};
+        n = fill_spread(rc, n, sp ? sp : &none);
+    }
     rc->cell[n++] = label;
     if (c == GT_CAT_API) rc->cell[n] = errors ? errors : "";
 }
@@ -168,29 +205,51 @@ static unsigned nvtx_depth(const gt_table *t, const gt_row *row)
 }
 
 /* Verbose NVTX: each range followed by the ranges first seen inside it,
- * siblings by time. Rows come in by time; the tree order is built by
- * appending each row's children after it, depth first. */
+ * siblings by time, depth first. A parent row is always created before
+ * its child, so a parent at or past the row's own number would be a
+ * loop: such a row is a root. Children are chained by their position in
+ * `rows` (first child, next sibling), so the walk is linear in the rows.
+ * Out of memory, order keeps the rows by time. */
+#define NONE SIZE_MAX
 static size_t tree_order(const gt_table *t, const gt_sorted_row *rows, size_t n, size_t *order)
 {
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        int32_t parent = rows[i].row->parent;
-        int32_t self = (int32_t)(rows[i].row - t->rows);
-        if (parent < 0 || parent >= self) order[len++] = i;
+    size_t *first = malloc(n * sizeof(*first)), *next = malloc(n * sizeof(*next));
+    size_t *up = malloc(n * sizeof(*up)), *pos = malloc(t->nrows * sizeof(*pos));
+    bool ok = first && next && up && pos;
+    size_t len = ok ? 0 : n;
+    for (size_t i = 0; ok && i < n; i++) {
+        pos[rows[i].row - t->rows] = i;
+        first[i] = next[i] = up[i] = NONE;
     }
-    /* Insert each remaining row right after its parent's last placed descendant. */
-    for (size_t placed = 0; placed < len; placed++) {
-        int32_t self = (int32_t)(rows[order[placed]].row - t->rows);
-        size_t at = placed + 1;
-        for (size_t i = 0; i < n; i++) {
-            if (rows[i].row->parent != self) continue;
-            memmove(&order[at + 1], &order[at], (len - at) * sizeof(*order));
-            order[at++] = i;
-            len++;
+    /* Backwards, so that each chain of siblings comes out in time order. */
+    for (size_t i = ok ? n : 0; i-- > 0;) {
+        int32_t parent = rows[i].row->parent;
+        if (parent < 0 || parent >= (int32_t)(rows[i].row - t->rows)) continue;
+        up[i] = pos[parent];
+        next[i] = first[up[i]];
+        first[up[i]] = i;
+    }
+    for (size_t root = 0; ok && root < n; root++) {
+        if (up[root] != NONE) continue;
+        for (size_t x = root;;) {
+            order[len++] = x;
+            if (first[x] != NONE) {
+                x = first[x];
+                continue;
+            }
+            while (x != root && next[x] == NONE)
+                x = up[x];
+            if (x == root) break;
+            x = next[x];
         }
     }
+    free(first);
+    free(next);
+    free(up);
+    free(pos);
     return len;
 }
+#undef NONE
 
 static char *nvtx_tree_label(const gt_table *t, const gt_row *row, const char *label)
 {
@@ -328,8 +387,8 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
         char *shown_label = label && tree ? nvtx_tree_label(t, row, label) : NULL;
         char *errors = c == GT_CAT_API && row->nerrors ? errors_text(s->r, row) : NULL;
         row_cells rc;
-        fill_row(&rc, c, s->v >= GT_VERB_VERBOSE, row, total, shown_label ? shown_label : label,
-                 errors);
+        fill_row(&rc, s->r, c, s->v >= GT_VERB_VERBOSE, row, total,
+                 shown_label ? shown_label : label, errors);
         if (label) gt_text_table_add(tt, rc.cell);
         free(label);
         free(shown_label);
@@ -360,7 +419,7 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
     size_t *order = malloc(n * sizeof(*order));
     gt_text_column cols[MAX_COLS];
     gt_text_table tt;
-    gt_text_table_init(&tt, cols, table_columns(c, verbose, cols));
+    gt_text_table_init(&tt, cols, table_columns(s->r, c, verbose, cols));
     if (c == GT_CAT_KERNEL && !verbose) tt.shorten = gt_display_name_fit;
     int rc = -1;
     if (order) {

@@ -21,9 +21,8 @@ static uint32_t find_slot(const gt_table *t, const gt_row_key *k)
     }
 }
 
-static int grow_index(gt_table *t)
+static int index_to(gt_table *t, uint32_t size)
 {
-    uint32_t size = t->index_size ? t->index_size * 2 : 64;
     uint32_t *index = calloc(size, sizeof(*index));
     if (!index) return -1;
     free(t->index);
@@ -34,14 +33,33 @@ static int grow_index(gt_table *t)
     return 0;
 }
 
-static int grow_rows(gt_table *t)
+static int grow_index(gt_table *t)
 {
-    uint32_t cap = t->capacity ? t->capacity * 2 : 16;
+    return index_to(t, t->index_size ? t->index_size * 2 : 64);
+}
+
+static int rows_to(gt_table *t, uint32_t cap)
+{
     gt_row *rows = realloc(t->rows, cap * sizeof(*rows));
     if (!rows) return -1;
     t->rows = rows;
     t->capacity = cap;
     return 0;
+}
+
+static int grow_rows(gt_table *t)
+{
+    return rows_to(t, t->capacity ? t->capacity * 2 : 16);
+}
+
+int gt_table_reserve(gt_table *t, uint32_t n)
+{
+    if (n >= INT32_MAX / 2) return -1;
+    if (n > t->capacity && rows_to(t, n) != 0) return -1;
+    uint32_t size = t->index_size ? t->index_size : 64;
+    while (size < 2 * n)
+        size *= 2;
+    return size != t->index_size ? index_to(t, size) : 0;
 }
 
 /* The index's answer, remembered in the cache. */

@@ -85,6 +85,10 @@ static inline gt_row *gt_table_row(gt_table *t, const gt_row_key *key)
 }
 
 const gt_row *gt_table_find(const gt_table *t, const gt_row_key *key);
+
+/* Room for n rows without growing (a table filled with a known number of
+ * rows, as a report read back is); 0, or -1 when out of memory. */
+int gt_table_reserve(gt_table *t, uint32_t n);
 void gt_table_free(gt_table *t);
 uint64_t gt_table_calls(const gt_table *t);
 

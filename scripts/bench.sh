@@ -12,13 +12,16 @@
 #   none (bench_snapshot.c); the writers, every format for 1M and 10M events, to
 #   a file and to /dev/null, and each streamed trace apart, the Chrome JSON
 #   and the Perfetto protobuf side by side from the same run: its time (and
-#   CPU time) and its bytes per record (bench_writers.c).
+#   CPU time) and its bytes per record (bench_writers.c); gputrace report,
+#   diff and merge on reports of 100,000 rows made for the purpose
+#   (bench_tools.c).
 # Figures are medians of several runs; the heading gives the machine and
 # its load average (and the last line the load at the end), since other
 # work on the machine moves them.
 #   GPUTRACE_BENCH_DIR   build directory (default build/bench)
-#   GPUTRACE_BENCH_FILES where the writers' benchmark writes (default /tmp;
-#                        the 10M-event traces take about 2.9 GB for a moment)
+#   GPUTRACE_BENCH_FILES where the writers' and the tools' benchmarks write
+#                        (default /tmp; the 10M-event traces take about
+#                        2.9 GB for a moment, the tools' reports 50 MB)
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 
@@ -30,7 +33,7 @@ files=${GPUTRACE_BENCH_FILES:-/tmp}
 # BUILD_TESTING configures the emulated driver and runtime the launch benchmark runs on.
 cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
 cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline gt_bench_writers \
-    gt_bench_launch gt_bench_snapshot gputrace >/dev/null
+    gt_bench_launch gt_bench_snapshot gt_bench_tools gputrace gputrace_cli >/dev/null
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -80,5 +83,6 @@ snapdir=$(mktemp -d "$files/gt_bench_snapshot.XXXXXX")
 "$build/bench/gt_bench_snapshot" "$build/lib/libgputrace.so" "$snapdir"
 rm -rf "$snapdir"
 "$build/bench/gt_bench_writers" "$files" | writer_rows
+"$build/bench/gt_bench_tools" "$build/bin/gputrace" "$files"
 echo
 echo "Load average $(load) at the end."

@@ -36,6 +36,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 python=$(command -v python3) || { echo "gpu-check: python3 is needed" >&2; exit 2; }
+source "$repo/scripts/setup.sh"
 check="$repo/scripts/gpu_check/run.py"
 
 # The toolkit: CUDA_HOME, /usr/local/cuda, or the one whose nvcc is on PATH.
@@ -54,6 +55,8 @@ build_kit() {
     local root jobs start=$SECONDS
     root=$(cuda_root)
     jobs=${GPUTRACE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
+    # The gputrace command reads reports with cJSON (report, diff, merge).
+    gt_need_packages libcjson-dev || return 1
     echo "gpu-check: building in $build (Release, $jobs jobs, log in build.log there)" >&2
     if cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
         -DGPUTRACE_GPU_KIT=ON ${root:+-DGPUTRACE_CUDA_ROOT="$root"} >"$build/build.log" 2>&1 &&

@@ -6,7 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/setup.sh"
 
-gt_need_packages "${GT_BASE_PACKAGES[@]}"
+gt_need_packages "${GT_BASE_PACKAGES[@]}" "${GT_TEST_PACKAGES[@]}"
 gt_check_cuda
 
 build=${GPUTRACE_BUILD_DIR:-$gt_root/build/test}

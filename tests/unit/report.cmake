@@ -39,3 +39,12 @@ add_test(NAME unit.report_pftrace_parse
                  $<TARGET_FILE:unit_report_pftrace> ${CMAKE_CURRENT_BINARY_DIR} ${CMAKE_BINARY_DIR})
 set_tests_properties(unit.report_pftrace_parse PROPERTIES LABELS "unit;report;perfetto"
                      SKIP_RETURN_CODE 77 TIMEOUT 900)
+
+# Reports read back (report/load.c): round trips through every writer,
+# and what the reader refuses.
+gt_unit_test(report_load SOURCES test_report_load.c LIBS gt_report_tools LABELS "report;tools")
+# Merges (report/merge.c): against one report of all the records, the
+# spread across inputs, the round trip, merging a merge.
+gt_unit_test(report_merge SOURCES test_report_merge.c LIBS gt_report_tools LABELS "report;tools")
+# Comparisons (report/diff.c): reports whose differences are known.
+gt_unit_test(report_diff SOURCES test_report_diff.c LIBS gt_report_tools LABELS "report;tools")

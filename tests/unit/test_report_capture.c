@@ -111,7 +111,7 @@ static void test_json_and_summary(void **unused)
     char *json = json_of(r, &p);
     assert_non_null(strstr(json,
                            "\"capture\": {\"mode\": \"all\", \"windows\": 1, \"captured_ns\": "
-                           "10000000000, \"delay_ns\": 0, \"duration_ns\": 0}"));
+                           "10000000000, \"delay_ns\": 0, \"duration_ns\": 0, \"mode_opens\": 1}"));
     free(json);
     char *text = summary_of(r, &p);
     assert_null(strstr(text, "capture:"));
@@ -126,7 +126,7 @@ static void test_json_and_summary(void **unused)
     assert_non_null(strstr(json,
                            "\"capture\": {\"mode\": \"nvtx:\\u001b[31mred@dom\", \"windows\": "
                            "2, \"captured_ns\": 2500000000, \"delay_ns\": 1000000000, "
-                           "\"duration_ns\": 0}"));
+                           "\"duration_ns\": 0, \"mode_opens\": 0}"));
     free(json);
     text = summary_of(r, &p);
     /* The second line, the mode made safe for a terminal. */

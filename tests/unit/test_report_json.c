@@ -165,7 +165,7 @@ static void test_graph_and_timed_keys(void **unused)
         strstr(text, "{\"name\": \"graph\", \"calls\": 2, \"gpu_ns\": {\"total\": 500"));
     assert_non_null(strstr(text, "\"timed\": 1, \"graph\": false, \"display_name\": \"graph\"}"));
     assert_non_null(strstr(text, "\"calls\": 1, \"bytes\": 64, \"gpu_ns\": {\"total\": 0"));
-    assert_non_null(strstr(text, "\"gbps\": 0.000, \"timed\": 0}"));
+    assert_non_null(strstr(text, "\"gbps\": 0.000, \"timed\": 0, \"timed_bytes\": 0}"));
     free(text);
     gt_report_destroy(r);
     gt_strtab_destroy(names);

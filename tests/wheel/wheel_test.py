@@ -116,9 +116,10 @@ def check_wheel(wheel, version):
             fail(f"{name} lacks {want}: {sorted(names)}")
     if not command_mode & 0o111:
         fail(f"{data}/scripts/gputrace is not executable (mode {command_mode:o})")
-    extra = [n for n in names if n.endswith((".so", ".a")) or ".so." in n]
-    if extra != [f"{data}/data/lib/libgputrace.so"]:
-        fail(f"{name}: libraries {extra}, expected libgputrace.so alone")
+    extra = sorted(n for n in names if n.endswith((".so", ".a")) or ".so." in n)
+    if extra != [f"{data}/data/lib/libcjson.so.1", f"{data}/data/lib/libgputrace.so"]:
+        fail(f"{name}: libraries {extra}, expected libgputrace.so and the command's "
+             "libcjson.so.1")
 
 
 def clean_env(venv_dir, emu_lib):
@@ -166,6 +167,13 @@ def main():
             if rc != 0 or out.strip() != want:
                 fail(f"{' '.join(command)}: status {rc}, {out.strip()!r} {err.strip()!r}; "
                      f"expected {want!r}")
+        # The command's cJSON is the wheel's own, so that it runs where the
+        # system has none.
+        rc, out, err = run(["ldd", found], env=env, cwd=tmp, timeout=60)
+        cjson = [os.path.normpath(line.split("=>")[1].split()[0]) for line in out.splitlines()
+                 if "libcjson" in line and "=>" in line]
+        if rc != 0 or cjson != [os.path.join(venv_dir, "lib", "libcjson.so.1")]:
+            fail(f"the installed command's cJSON: {cjson or out.strip()}; expected the venv's lib/")
         # Copied, so that no directory of the source tree is on the scripts' sys.path.
         for script in ("numba_prog.py", "check_report.py"):
             shutil.copy(os.path.join(HERE, script), tmp)
@@ -180,6 +188,10 @@ def main():
                             json.dumps(GBPS)], env=env, cwd=tmp, timeout=120)
         if rc != 0:
             fail(f"the report read with the module:\n{out}{err}")
+        rc, out, err = run(["gputrace", "report", os.path.join(tmp, "run.json")], env=env,
+                           cwd=tmp, timeout=60)
+        if rc != 0 or not out.startswith("gputrace: "):
+            fail(f"gputrace report run.json from the venv: status {rc}\n{out}{err}")
     print(f"wheel test: OK ({time.monotonic() - started:.1f} s)")
     return 0
 

@@ -112,6 +112,10 @@ static uint64_t records(void)
     return event_records ? event_records() : 0;
 }
 
+/* The NVTX phase's threads launch on streams of their own: on one stream
+ * shared, a thread's event pair could enclose the other's kernel. */
+static __thread CUstream own_stream;
+
 static void launch(CUfunction f, long n)
 {
     int elements = ELEMENTS;
@@ -119,7 +123,7 @@ static void launch(CUfunction f, long n)
     void *add_args[] = {&x, &y, &z, &elements};
     void *scale_args[] = {&z, &factor, &elements};
     for (long i = 0; i < n; i++)
-        check(cuLaunchKernel(f, ELEMENTS / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
+        check(cuLaunchKernel(f, ELEMENTS / BLOCK, 1, 1, BLOCK, 1, 1, 0, own_stream,
                              f == vec_add ? add_args : scale_args, NULL),
               "cuLaunchKernel");
 }
@@ -187,6 +191,7 @@ static void *pusher(void *arg)
 {
     (void)arg;
     check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    check(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     wait_all();
     uint64_t r0 = records();
     outside(launches);
@@ -216,6 +221,7 @@ static void *starter(void *arg)
 {
     (void)arg;
     check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    check(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     wait_all();
     outside(launches);
     nvtxRangePushA("straddle");

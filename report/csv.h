@@ -1,0 +1,12 @@
+/* CSV fields shared by the report's CSV (csv.c) and the comparison's
+ * (diff_write.c). */
+#ifndef GT_CSV_H
+#define GT_CSV_H
+
+#include <stdio.h>
+
+/* A name as one RFC 4180 field: always quoted, quotes doubled, ill-formed
+ * UTF-8 replaced by U+FFFD. */
+void gt_csv_write_name(FILE *out, const char *s);
+
+#endif
