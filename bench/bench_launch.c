@@ -8,11 +8,17 @@
  *   runtime  __cudaLaunchKernel, what nvcc's <<<>>> calls with the shared
  *            runtime (the emulated libcudart.so.13): the shim's runtime
  *            wrapper and the driver wrapper under it record one event
- * each in three modes, the runs interleaved so that a change in machine
+ * each in five modes, the runs interleaved so that a change in machine
  * load touches every mode alike:
  *   bare     no shim
  *   off      LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=off
  *   events   LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=events
+ *   disabled LD_PRELOAD=libgputrace.so, GPUTRACE_CATEGORIES=memory: the
+ *            launch's categories (kernel, api) off
+ *   outside  LD_PRELOAD=libgputrace.so, GPUTRACE_CAPTURE=profiler-api, GPU
+ *            timing on, and no profiler start: every launch outside a
+ *            capture window, which must cost what `disabled` costs and
+ *            make no event record
  * Each child launches on one stream, warms up, then times `launches`
  * launches (wall time / launches, the stream synchronised at the end).
  * Printed per path, as rows of a Markdown table (figure | value |
@@ -20,7 +26,8 @@
  * the ns the shim adds to it, and for timing on, from the emulator's
  * counters over the timed launches: event records per launch (two, plus
  * the epoch records the drain adds, about one a second) and events
- * created (none once warm). A child whose launch function is not the
+ * created (none once warm); for disabled and outside, the ns added and
+ * (outside) the event records. A child whose launch function is not the
  * shim's says so: then the shim has no hook for it. */
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -34,6 +41,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "bench_emu.h"
 #include "bench_median.h"
 #include "tests/emu/gtemu.h"
 
@@ -41,8 +49,8 @@
 #define WARM_UP 200000
 #define MAX_RUNS 99
 
-enum mode { BARE, OFF, EVENTS, MODES };
-static const char *const mode_names[MODES] = {"bare", "off", "events"};
+enum mode { BARE, OFF, EVENTS, DISABLED, OUTSIDE, MODES };
+static const char *const mode_names[MODES] = {"bare", "off", "events", "disabled", "outside"};
 enum path { DRIVER, RUNTIME, PATHS };
 static const char *const path_names[PATHS] = {"driver", "runtime"};
 
@@ -56,23 +64,9 @@ struct result {
     int intercepted;
 };
 
-static const char module_ptx[] = ".version 8.0\n"
-                                 ".target sm_90\n"
-                                 ".address_size 64\n"
-                                 ".visible .entry k_zero()\n{\n ret;\n}\n";
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int check(CUresult r, const char *what)
 {
-    if (r == CUDA_SUCCESS) return 0;
-    fprintf(stderr, "gt_bench_launch: %s failed (%d)\n", what, (int)r);
-    return -1;
+    return bench_check("gt_bench_launch", r, what);
 }
 
 /* Whether the launch function this program calls lies outside the CUDA
@@ -93,8 +87,8 @@ static void report_child(uint64_t t0, uint64_t launches, uint64_t records, uint6
                          int hooked)
 {
     printf("%.3f %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n",
-           (double)(now_ns() - t0) / (double)launches, launches, gtemu_event_records() - records,
-           gtemu_events_created() - created, hooked);
+           (double)(bench_now_ns() - t0) / (double)launches, launches,
+           gtemu_event_records() - records, gtemu_events_created() - created, hooked);
 }
 
 static int child_runtime(uint64_t launches)
@@ -103,7 +97,7 @@ static int child_runtime(uint64_t launches)
     cudaLibrary_t lib;
     cudaKernel_t k;
     if (check_rt(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate") ||
-        check_rt(cudaLibraryLoadData(&lib, module_ptx, NULL, NULL, 0, NULL, NULL, 0),
+        check_rt(cudaLibraryLoadData(&lib, bench_module_ptx, NULL, NULL, 0, NULL, NULL, 0),
                  "cudaLibraryLoadData") ||
         check_rt(cudaLibraryGetKernel(&k, lib, "k_zero"), "cudaLibraryGetKernel"))
         return 1;
@@ -112,7 +106,7 @@ static int child_runtime(uint64_t launches)
         __cudaLaunchKernel(k, grid, block, NULL, 0, s);
     if (check_rt(cudaStreamSynchronize(s), "cudaStreamSynchronize")) return 1;
     uint64_t records = gtemu_event_records(), created = gtemu_events_created();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < launches; i++)
         __cudaLaunchKernel(k, grid, block, NULL, 0, s);
     if (check_rt(cudaStreamSynchronize(s), "cudaStreamSynchronize")) return 1;
@@ -123,23 +117,14 @@ static int child_runtime(uint64_t launches)
 
 static int child_driver(uint64_t launches)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction f;
     CUstream s;
-    if (check(cuInit(0), "cuInit") || check(cuDeviceGet(&dev, 0), "cuDeviceGet") ||
-        check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain") ||
-        check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent") ||
-        check(cuModuleLoadData(&mod, module_ptx), "cuModuleLoadData") ||
-        check(cuModuleGetFunction(&f, mod, "k_zero"), "cuModuleGetFunction") ||
-        check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate"))
-        return 1;
+    if (bench_driver_setup("gt_bench_launch", &f, &s)) return 1;
     for (int i = 0; i < WARM_UP; i++)
         cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
     if (check(cuStreamSynchronize(s), "cuStreamSynchronize")) return 1;
     uint64_t records = gtemu_event_records(), created = gtemu_events_created();
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < launches; i++)
         cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
     if (check(cuStreamSynchronize(s), "cuStreamSynchronize")) return 1;
@@ -151,30 +136,27 @@ static int child_driver(uint64_t launches)
 static int run_child(const char *self, const char *shim, enum path path, enum mode mode,
                      uint64_t launches, struct result *out)
 {
-    int fd[2];
-    if (pipe(fd) != 0) return -1;
-    pid_t pid = fork();
+    FILE *in = NULL;
+    pid_t pid = bench_fork_child(CHILD_ENV, &in);
     if (pid < 0) return -1;
     if (pid == 0) {
-        close(fd[0]);
-        dup2(fd[1], STDOUT_FILENO);
-        setenv(CHILD_ENV, "1", 1);
-        setenv("GPUTRACE_EMU_KERNEL_NS", "k_zero=0", 1);
         setenv("GPUTRACE_VERBOSITY", "none", 1);
         unsetenv("GPUTRACE_OUTPUT");
+        unsetenv("GPUTRACE_CATEGORIES");
+        unsetenv("GPUTRACE_CAPTURE");
         if (mode == BARE) {
             unsetenv("LD_PRELOAD");
         } else {
             setenv("LD_PRELOAD", shim, 1);
             setenv("GPUTRACE_GPU_TIMING", mode == OFF ? "off" : "events", 1);
         }
+        if (mode == DISABLED) setenv("GPUTRACE_CATEGORIES", "memory", 1);
+        if (mode == OUTSIDE) setenv("GPUTRACE_CAPTURE", "profiler-api", 1);
         char count[32];
         snprintf(count, sizeof count, "%" PRIu64, launches);
         execl(self, self, count, path_names[path], (char *)NULL);
         _exit(127);
     }
-    close(fd[1]);
-    FILE *in = fdopen(fd[0], "r");
     int got = in ? fscanf(in, "%lf %" SCNu64 " %" SCNu64 " %" SCNu64 " %d", &out->ns_per_launch,
                           &out->launches, &out->records, &out->created, &out->intercepted)
                  : 0;
@@ -192,7 +174,8 @@ static int child(uint64_t launches, const char *path)
 
 typedef struct path_figures {
     double ns[MODES][MAX_RUNS];
-    struct result events; /* timing on, summed over the runs */
+    struct result events;  /* timing on, summed over the runs */
+    struct result outside; /* outside a capture window, summed over the runs */
     int intercepted;
 } path_figures;
 
@@ -209,10 +192,13 @@ static int run_round(const char *shim, uint64_t launches, int run, path_figures 
             }
             fig[p].ns[m][run] = res.ns_per_launch;
             if (m != BARE) fig[p].intercepted &= res.intercepted;
-            if (m == EVENTS) {
-                fig[p].events.launches += res.launches;
-                fig[p].events.records += res.records;
-                fig[p].events.created += res.created;
+            struct result *sum = m == EVENTS    ? &fig[p].events
+                                 : m == OUTSIDE ? &fig[p].outside
+                                                : NULL;
+            if (sum) {
+                sum->launches += res.launches;
+                sum->records += res.records;
+                sum->created += res.created;
             }
         }
     }
@@ -251,6 +237,13 @@ int main(int argc, char **argv)
                " events created per launch | 2 records, 0 created |\n",
                path_labels[p], note, med[EVENTS] - med[BARE],
                (double)e->records / (double)e->launches, e->created);
+        printf("| launch, %s: added, kernel and api categories off%s | %+.1f ns | |\n",
+               path_labels[p], note, med[DISABLED] - med[BARE]);
+        const struct result *o = &fig[p].outside;
+        printf("| launch, %s: added, outside a capture window (timing on)%s | %+.1f ns; %.4f event "
+               "records per launch | as with the categories off; 0 records |\n",
+               path_labels[p], note, med[OUTSIDE] - med[BARE],
+               (double)o->records / (double)o->launches);
     }
     return 0;
 }

@@ -62,8 +62,10 @@ static gt_report *make_report(gt_strtab *names, int variant)
         /* The changed run: every 10th kernel 20% slower; 1% gone, 1% new. */
         bool slower = variant && k % 10 == 0, gone = variant && k % 100 == 1;
         if (gone) continue;
-        uint32_t id = variant && k % 100 == 2 ? name(names, "void solver::new_kernel_%u<float>(float*, int)", k)
-                                              : name(names, "void solver::kernel_%u<float>(float const*, float*, int)", k);
+        uint32_t id =
+            variant && k % 100 == 2
+                ? name(names, "void solver::new_kernel_%u<float>(float*, int)", k)
+                : name(names, "void solver::kernel_%u<float>(float const*, float*, int)", k);
         for (unsigned c = 0; c < CALLS_PER_ROW; c++) {
             gt_event ev;
             memset(&ev, 0, sizeof ev);
@@ -201,8 +203,8 @@ int main(int argc, char **argv)
     figure("the same, verbose (every row)", (char *[]){cli, "report", base, "-v", "verbose", NULL},
            0);
     figure("the same, as JSON", (char *[]){cli, "report", base, "-f", "json", NULL}, 0);
-    figure("diff of two such reports (exit 1: slower rows)", (char *[]){cli, "diff", base, next, NULL},
-           1);
+    figure("diff of two such reports (exit 1: slower rows)",
+           (char *[]){cli, "diff", base, next, NULL}, 1);
     figure("diff, every row as CSV", (char *[]){cli, "diff", base, next, "-f", "csv", NULL}, 1);
     figure("merge of two such reports, to JSON",
            (char *[]){cli, "merge", base, next, "-o", out, NULL}, 0);

@@ -5,6 +5,7 @@
 #define GT_CLI_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "internal.h" /* the shim's configuration parser, log and escaping */
 
@@ -42,7 +43,15 @@ char *gt_cli_sanitizer_runtime(const char *path);
 /* Runs argv as a child, forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT
  * sent to gputrace itself, and returns its exit status, 128 + the signal
  * when a signal ended it, or GT_CLI_USAGE_ERROR when it could not be
- * started. */
-int gt_cli_run(char *const argv[]);
+ * started. *pid and *status get the child's pid (-1: none) and its wait
+ * status. */
+int gt_cli_run(char *const argv[], pid_t *pid, int *status);
+
+/* snapshot.c: with GPUTRACE_INTERVAL, before the run a place for the
+ * snapshots' summary (named to the child); after it, when the child died
+ * of a signal after a snapshot, its files marked final with the signal and
+ * its summary printed. */
+void gt_cli_snapshots_begin(const gt_config *cfg);
+void gt_cli_snapshots_end(const gt_config *cfg, pid_t pid, int status);
 
 #endif

@@ -43,6 +43,14 @@ static const char usage[] =
     "                          (default json)\n"
     "      --no-gpu-timing     no CUDA events around GPU work (host times only)\n"
     "      --no-nvtx           do not collect NVTX ranges\n"
+    "      --capture MODE      record only in windows: all (default), profiler-api\n"
+    "                          (between cuProfilerStart/cudaProfilerStart and the\n"
+    "                          stop), nvtx:NAME or nvtx:NAME@DOMAIN (while such an\n"
+    "                          NVTX range is open; DOMAIN * for any)\n"
+    "      --delay S           start recording S seconds after the program starts\n"
+    "      --duration S        stop recording S seconds after it started\n"
+    "      --interval S        rewrite the report files every S seconds while the\n"
+    "                          program runs\n"
     "      --version           print the version\n"
     "      --help              print this help\n"
     "\n"
@@ -52,6 +60,7 @@ static const char usage[] =
     "  gputrace -o run.%p -f json,perfetto ./solver       # run.<pid>.pftrace opens\n"
     "                                                    # in ui.perfetto.dev\n"
     "  gputrace -c all,-api python3 train.py\n"
+    "  gputrace --capture nvtx:train_step --delay 30 ./trainer\n"
     "\n"
     "report, diff and merge read JSON reports again (gputrace report --help etc.);\n"
     "a program named like one of them runs as gputrace -- report or gputrace ./report.\n"
@@ -59,10 +68,20 @@ static const char usage[] =
     "The exit status is the program's (128 + N when signal N ended it); 2 when\n"
     "gputrace itself could not start it. Every option is also an environment\n"
     "variable: GPUTRACE_VERBOSITY, GPUTRACE_CATEGORIES, GPUTRACE_OUTPUT,\n"
-    "GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, and GPUTRACE_LOG (stderr, stdout or a\n"
+    "GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, GPUTRACE_CAPTURE, GPUTRACE_DELAY,\n"
+    "GPUTRACE_DURATION, GPUTRACE_INTERVAL, and GPUTRACE_LOG (stderr, stdout or a\n"
     "file) for where the summary goes.\n";
 
-enum { OPT_NO_GPU_TIMING = 256, OPT_NO_NVTX, OPT_VERSION, OPT_HELP };
+enum {
+    OPT_NO_GPU_TIMING = 256,
+    OPT_NO_NVTX,
+    OPT_VERSION,
+    OPT_HELP,
+    OPT_CAPTURE,
+    OPT_DELAY,
+    OPT_DURATION,
+    OPT_INTERVAL
+};
 
 static const struct option options[] = {
     {"verbosity", required_argument, NULL, 'v'},
@@ -71,6 +90,10 @@ static const struct option options[] = {
     {"format", required_argument, NULL, 'f'},
     {"no-gpu-timing", no_argument, NULL, OPT_NO_GPU_TIMING},
     {"no-nvtx", no_argument, NULL, OPT_NO_NVTX},
+    {"capture", required_argument, NULL, OPT_CAPTURE},
+    {"delay", required_argument, NULL, OPT_DELAY},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -111,7 +134,7 @@ static const char *process_getenv(const char *name, void *ctx)
 /* The variables as the program will see them: their warnings given once,
  * where GPUTRACE_LOG says, and the values listed as checked so that no
  * process under the command repeats them. */
-static void check_configuration(void)
+static const gt_config *check_configuration(void)
 {
     static gt_config cfg; /* large (paths): not on the stack */
     gt_config_parse(&cfg, process_getenv, NULL);
@@ -120,6 +143,7 @@ static void check_configuration(void)
     char list[GT_CONFIG_CHECKED_MAX];
     gt_config_checked_list(process_getenv, NULL, list);
     setenv(GT_CONFIG_CHECKED_VAR, list, 1);
+    return &cfg;
 }
 
 /* A relative output template becomes absolute, so that a program that
@@ -159,10 +183,10 @@ static int unknown_option(char **argv, int opt)
 int main(int argc, char **argv)
 {
     setting settings[] = {
-        {"--verbosity", GT_VAR_VERBOSITY, NULL},
-        {"--categories", GT_VAR_CATEGORIES, NULL},
-        {"--output", GT_VAR_OUTPUT, NULL},
-        {"--format", GT_VAR_FORMAT, NULL},
+        {"--verbosity", GT_VAR_VERBOSITY, NULL}, {"--categories", GT_VAR_CATEGORIES, NULL},
+        {"--output", GT_VAR_OUTPUT, NULL},       {"--format", GT_VAR_FORMAT, NULL},
+        {"--capture", GT_VAR_CAPTURE, NULL},     {"--delay", GT_VAR_DELAY, NULL},
+        {"--duration", GT_VAR_DURATION, NULL},   {"--interval", GT_VAR_INTERVAL, NULL},
     };
     int tool = subcommand(argc, argv);
     if (tool >= 0) return tool;
@@ -181,6 +205,12 @@ int main(int argc, char **argv)
             break;
         case 'f':
             settings[3].value = optarg;
+            break;
+        case OPT_CAPTURE:
+        case OPT_DELAY:
+        case OPT_DURATION:
+        case OPT_INTERVAL:
+            settings[4 + opt - OPT_CAPTURE].value = optarg;
             break;
         case OPT_NO_GPU_TIMING:
             no_gpu_timing = 1;
@@ -228,6 +258,11 @@ int main(int argc, char **argv)
     if (no_gpu_timing) setenv(gt_config_var_name(GT_VAR_GPU_TIMING), "off", 1);
     if (settings[3].value && !settings[2].value && !getenv("GPUTRACE_OUTPUT"))
         gt_cli_error("note: --format has no effect without --output");
-    check_configuration();
-    return gt_cli_run(argv + optind);
+    const gt_config *cfg = check_configuration();
+    gt_cli_snapshots_begin(cfg);
+    pid_t child;
+    int status;
+    int rc = gt_cli_run(argv + optind, &child, &status);
+    gt_cli_snapshots_end(cfg, child, status);
+    return rc;
 }

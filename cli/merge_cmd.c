@@ -34,8 +34,10 @@ static const char usage[] =
     "Exit status: 0, or 2 when an input is not a gputrace report or an option is wrong.\n";
 
 static const struct option options[] = {
-    {"output", required_argument, NULL, 'o'},    {"format", required_argument, NULL, 'f'},
-    {"verbosity", required_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, 'f'},
+    {"verbosity", required_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 

@@ -34,9 +34,12 @@ static const char usage[] =
     "Exit status: 0, or 2 when the file is not a gputrace report or an option is wrong.\n";
 
 static const struct option options[] = {
-    {"verbosity", required_argument, NULL, 'v'}, {"categories", required_argument, NULL, 'c'},
-    {"format", required_argument, NULL, 'f'},    {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+    {"verbosity", required_argument, NULL, 'v'},
+    {"categories", required_argument, NULL, 'c'},
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 int gt_cli_report(int argc, char **argv)

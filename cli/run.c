@@ -202,20 +202,24 @@ static void exec_child(char *const argv[], int report_fd, const sigset_t *mask)
     _exit(127);
 }
 
-static int wait_child(pid_t pid)
+static int wait_child(pid_t pid, int *out)
 {
-    int status;
+    int status = 0;
+    *out = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             gt_cli_error("waiting for the program: %s", strerror(errno));
             return GT_CLI_USAGE_ERROR;
         }
+    *out = status;
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
 }
 
-int gt_cli_run(char *const argv[])
+int gt_cli_run(char *const argv[], pid_t *child, int *child_status)
 {
+    *child = -1;
+    *child_status = 0;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
         char shown[GT_CLI_SHOWN_SIZE];
@@ -250,7 +254,8 @@ int gt_cli_run(char *const argv[])
     while ((n = read(fds[0], &err, sizeof err)) < 0 && errno == EINTR)
         ;
     close(fds[0]);
-    int status = wait_child(pid);
+    int status = wait_child(pid, child_status);
+    *child = pid;
     if (n == (ssize_t)sizeof err) {
         char shown[GT_CLI_SHOWN_SIZE];
         gt_cli_error("cannot run %s: %s", gt_cli_shown(shown, sizeof shown, argv[0]),

@@ -115,8 +115,7 @@ static const char *env_value(const char *name)
     return getenv(name);
 }
 
-static int write_files(const gt_report *r, const char *tmpl, unsigned formats,
-                       enum gt_verbosity v)
+static int write_files(const gt_report *r, const char *tmpl, unsigned formats, enum gt_verbosity v)
 {
     const gt_process_info *p = gt_report_process(r);
     char base[GT_PATH_MAX], path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
@@ -139,8 +138,7 @@ static int write_files(const gt_report *r, const char *tmpl, unsigned formats,
     return 0;
 }
 
-int gt_cli_write_report(const gt_report *r, const char *tmpl, unsigned formats,
-                        enum gt_verbosity v)
+int gt_cli_write_report(const gt_report *r, const char *tmpl, unsigned formats, enum gt_verbosity v)
 {
     if (tmpl) return write_files(r, tmpl, formats, v);
     if (formats & (formats - 1)) {
@@ -174,7 +172,6 @@ int gt_cli_option_error(const char *command, char **argv, int opt)
 {
     const char *arg = argv[optind - 1];
     if (opt == ':') return gt_cli_usage_error(command, "option '%s' needs a value", arg);
-    if (optopt && optopt < 256)
-        return gt_cli_usage_error(command, "unknown option '-%c'", optopt);
+    if (optopt && optopt < 256) return gt_cli_usage_error(command, "unknown option '-%c'", optopt);
     return gt_cli_usage_error(command, "unknown option '%s'", arg);
 }

@@ -156,12 +156,16 @@ static uint64_t wall_ns(const gt_process_info *p)
 
 static void sync_api(advice_ctx *c, const gt_advice_tally *t)
 {
-    uint64_t wall = wall_ns(c->p);
+    /* With capture windows, the time they held: nothing else was seen. */
+    int captured = 0;
+    uint64_t wall = gt_report_observed_ns(c->r, wall_ns(c->p), &captured);
     if (t->count < GT_ADVICE_SYNC_API_MIN_CALLS) return;
     if (wall && t->ns * 100.0 < (double)wall * GT_ADVICE_SYNC_API_MIN_SHARE_PCT) return;
     units u;
     char share[48] = "";
-    if (wall) snprintf(share, sizeof share, " (%.1f%% of the wall time)", 100.0 * t->ns / wall);
+    if (wall)
+        snprintf(share, sizeof share, " (%.1f%% of the %s time)", 100.0 * t->ns / wall,
+                 captured ? "captured" : "wall");
     say(c, "sync-api", t->count,
         "%" PRIu64 " synchronize calls blocked the host for %s%s: synchronize only where the host "
         "needs the results, and order work with streams and events instead. Longest: %s, %s.",
@@ -337,6 +341,10 @@ size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
     if (gt_report_enabled(r, GT_CAT_SYNC)) sync_api(&c, &a->sync_call);
     if (any_gpu_work(r)) gpu_idle(&c);
     if (gt_report_enabled(r, GT_CAT_MODULE)) ptx_jit(&c, a);
-    if (gt_report_enabled(r, GT_CAT_MEMORY)) leak(&c);
+    /* Memory held at a snapshot is not held at the end, and a process
+     * ended by a signal had no chance to free it. */
+    gt_snapshot_info snapshot;
+    gt_report_snapshot(r, p, &snapshot);
+    if (gt_report_enabled(r, GT_CAT_MEMORY) && snapshot.final && !snapshot.signal) leak(&c);
     return c.n;
 }

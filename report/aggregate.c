@@ -4,7 +4,9 @@
  * `compile` (as not ok) and `sync` (the host was still blocked); the other
  * categories describe work that happened, so they skip it. Records flagged
  * GT_EVF_NESTED repeat a call already recorded one level up: they count as
- * events and nothing else. */
+ * events and nothing else. Records flagged GT_EVF_UNCAPTURED were made
+ * outside a capture window: they are not events, and count only towards
+ * memory in use. */
 #include "aggregate.h"
 
 static uint64_t host_ns(const gt_event *ev)
@@ -158,8 +160,23 @@ static void add_category(gt_report *r, const gt_event *ev)
     }
 }
 
+/* A record made outside a capture window: not an event of the report; an
+ * allocation, a free or a context's end only moves the memory in use
+ * (memory.c). */
+static void add_uncaptured(gt_report *r, const gt_event *ev)
+{
+    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
+    if (memory && ev->result == 0 && !(ev->flags & GT_EVF_NESTED) &&
+        gt_report_enabled(r, GT_CAT_MEMORY))
+        gt_memory_add(&r->memory, ev);
+}
+
 void gt_report_add(gt_report *r, const gt_event *ev)
 {
+    if (ev->flags & GT_EVF_UNCAPTURED) {
+        add_uncaptured(r, ev);
+        return;
+    }
     r->events++;
     if (ev->flags & GT_EVF_NESTED) return;
     gt_advice_add(&r->advice, ev);

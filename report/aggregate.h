@@ -21,6 +21,7 @@
 #include "nvtx.h"
 #include "nvtx_marks.h"
 #include "report.h"
+#include "json_writer.h"
 #include "table.h"
 
 struct gt_report {
@@ -29,6 +30,9 @@ struct gt_report {
     uint64_t events;
     uint64_t dropped;
     char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
+    gt_capture_info capture;  /* capture.c; valid when capture_set */
+    bool capture_set;
+    gt_snapshot_info snapshot; /* snapshot.c */
     uint64_t late;          /* records made after the cut (only their memory effect is kept) */
     uint64_t late_gpu_work; /* of them, kernel launches, copies and memsets */
     uint64_t gpu_pending;   /* GPU work reported without GPU time: still pending at the end */
@@ -40,6 +44,9 @@ struct gt_report {
     gt_advice_acc advice;
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
+
+/* The JSON report's "snapshot" (its last key). */
+void gt_snapshot_json_write(gt_json *w, const gt_snapshot_info *s);
 
 static inline bool gt_report_enabled(const gt_report *r, enum gt_category c)
 {

@@ -50,7 +50,7 @@ typedef struct gt_diff_side {
 
 typedef struct gt_diff_row {
     enum gt_category cat;
-    bool mark; /* an NVTX mark (cat is GT_CAT_NVTX): calls are its count */
+    bool mark;  /* an NVTX mark (cat is GT_CAT_NVTX): calls are its count */
     char *name; /* the row's label, as in the summary */
     gt_diff_side before, after;
     enum gt_diff_verdict verdict;

@@ -50,8 +50,7 @@ static void write_header(const gt_diff *d, FILE *out)
             d->next.events);
     /* Work the tables do not hold, worth a word only when there is some. */
     if (d->base.late_events || d->next.late_events)
-        fprintf(out, " | late: %" PRIu64 " -> %" PRIu64, d->base.late_events,
-                d->next.late_events);
+        fprintf(out, " | late: %" PRIu64 " -> %" PRIu64, d->base.late_events, d->next.late_events);
     if (d->base.gpu_pending || d->next.gpu_pending)
         fprintf(out, " | GPU pending at exit: %" PRIu64 " -> %" PRIu64, d->base.gpu_pending,
                 d->next.gpu_pending);
@@ -67,9 +66,9 @@ static void write_header(const gt_diff *d, FILE *out)
 }
 
 static const gt_text_column columns[] = {
-    {"Verdict", false, false}, {"Change", true, false},  {"Before", true, false},
-    {"After", true, false},    {"Calls", true, false},   {"Calls'", true, false},
-    {"Avg", true, false},      {"Avg'", true, false},    {"Name", false, true},
+    {"Verdict", false, false}, {"Change", true, false}, {"Before", true, false},
+    {"After", true, false},    {"Calls", true, false},  {"Calls'", true, false},
+    {"Avg", true, false},      {"Avg'", true, false},   {"Name", false, true},
 };
 enum { NCOLS = sizeof columns / sizeof columns[0] };
 

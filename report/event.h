@@ -60,6 +60,7 @@ enum gt_event_kind {
                                     compiler library's status) */
 #define GT_EVF_NESTED 0x40u      /* made by a driver call under a recorded runtime call:
                                     detail only, not counted again */
+#define GT_EVF_UNCAPTURED 0x80u  /* made outside a capture window: for memory in use only */
 
 /* memcpy direction (SPEC §4). */
 enum gt_copy_dir { GT_DIR_HTOD, GT_DIR_DTOH, GT_DIR_DTOD, GT_DIR_HTOH, GT_DIR_PTOP, GT_DIR_COUNT };

@@ -10,10 +10,24 @@ static gt_interval *at(const gt_gpu_busy *b, uint32_t i)
     return &b->ring[(b->head + i) & (RING_SLOTS - 1)];
 }
 
-static void note_gap(gt_gpu_gaps *g, uint64_t from, uint64_t to)
+/* Whether a window opened in (from, to]. */
+static bool fenced(const gt_gpu_busy *b, uint64_t from, uint64_t to)
+{
+    uint32_t lo = 0, hi = b->nfences;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->fences[mid] <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < b->nfences && b->fences[lo] <= to;
+}
+
+static void note_gap(const gt_gpu_busy *b, gt_gpu_gaps *g, uint64_t from, uint64_t to)
 {
     uint64_t len = to - from;
-    if (len <= GT_GPU_IDLE_GAP_NS) return;
+    if (len <= GT_GPU_IDLE_GAP_NS || fenced(b, from, to)) return;
     g->count++;
     g->total_ns += len;
     if (len > g->largest_ns) {
@@ -25,9 +39,16 @@ static void note_gap(gt_gpu_gaps *g, uint64_t from, uint64_t to)
 static void retire_first(gt_gpu_busy *b)
 {
     gt_interval *first = at(b, 0);
-    if (b->retired_any) note_gap(&b->retired_gaps, b->horizon, first->start);
+    if (b->retired_any) note_gap(b, &b->retired_gaps, b->horizon, first->start);
     b->retired_ns += first->end - first->start;
     b->horizon = first->end;
+    uint32_t old = 0;
+    while (old < b->nfences && b->fences[old] <= b->horizon)
+        old++;
+    if (old) {
+        b->nfences -= old;
+        memmove(b->fences, b->fences + old, b->nfences * sizeof(*b->fences));
+    }
     b->retired_any = true;
     b->head = (b->head + 1) & (RING_SLOTS - 1);
     b->n--;
@@ -74,9 +95,30 @@ void gt_gpu_busy_add(gt_gpu_busy *b, uint64_t start, uint64_t end)
         retire_first(b);
 }
 
+void gt_gpu_busy_fence(gt_gpu_busy *b, uint64_t time)
+{
+    if (b->retired_any && time <= b->horizon) return;
+    if (!b->fences) {
+        b->fences = malloc(GT_GPU_BUSY_FENCES * sizeof(*b->fences));
+        if (!b->fences) return;
+    }
+    if (b->nfences == GT_GPU_BUSY_FENCES) {
+        b->nfences--;
+        memmove(b->fences, b->fences + 1, b->nfences * sizeof(*b->fences));
+    }
+    uint32_t i = b->nfences;
+    while (i > 0 && b->fences[i - 1] > time) {
+        b->fences[i] = b->fences[i - 1];
+        i--;
+    }
+    b->fences[i] = time;
+    b->nfences++;
+}
+
 void gt_gpu_busy_free(gt_gpu_busy *b)
 {
     free(b->ring);
+    free(b->fences);
     memset(b, 0, sizeof(*b));
 }
 
@@ -93,8 +135,8 @@ void gt_gpu_busy_gaps(const gt_gpu_busy *b, gt_gpu_gaps *out)
     *out = b->retired_gaps;
     for (uint32_t i = 0; i < b->n; i++) {
         if (i > 0)
-            note_gap(out, at(b, i - 1)->end, at(b, i)->start);
+            note_gap(b, out, at(b, i - 1)->end, at(b, i)->start);
         else if (b->retired_any)
-            note_gap(out, b->horizon, at(b, 0)->start);
+            note_gap(b, out, b->horizon, at(b, 0)->start);
     }
 }

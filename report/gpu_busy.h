@@ -10,7 +10,12 @@
  * twice; what is lost is the part of such a late interval lying in an idle
  * gap that was already retired (the clipped time is kept in clipped_ns).
  * The result is exact whenever records are less than GT_GPU_BUSY_WINDOW
- * merged intervals out of order. */
+ * merged intervals out of order.
+ *
+ * Capture windows: work between them was not recorded, so a gap that
+ * spans the opening of a window (a fence) is not an idle gap seen. The
+ * fences after the horizon are kept, at most GT_GPU_BUSY_FENCES (past it
+ * the oldest go, and a gap across one of them counts as idle). */
 #ifndef GT_GPU_BUSY_H
 #define GT_GPU_BUSY_H
 
@@ -19,6 +24,7 @@
 
 #define GT_GPU_BUSY_WINDOW 1024u
 #define GT_GPU_IDLE_GAP_NS 1000000ull /* SPEC §8 gpu-idle: gaps over 1 ms */
+#define GT_GPU_BUSY_FENCES 4096u
 
 typedef struct gt_interval {
     uint64_t start;
@@ -43,10 +49,15 @@ typedef struct gt_gpu_busy {
     uint64_t clipped_ns;
     uint64_t intervals; /* intervals added */
     gt_gpu_gaps retired_gaps;
+    uint64_t *fences; /* sorted; allocated on first use */
+    uint32_t nfences;
 } gt_gpu_busy;
 
 void gt_gpu_busy_add(gt_gpu_busy *b, uint64_t start, uint64_t end);
 void gt_gpu_busy_free(gt_gpu_busy *b);
+
+/* A capture window opened at `time`: no idle gap is counted across it. */
+void gt_gpu_busy_fence(gt_gpu_busy *b, uint64_t time);
 uint64_t gt_gpu_busy_ns(const gt_gpu_busy *b);
 void gt_gpu_busy_gaps(const gt_gpu_busy *b, gt_gpu_gaps *out);
 

@@ -260,7 +260,8 @@ static bool load_inputs(gt_loader *ld, const cJSON *doc)
         const cJSON *h = NULL;
         int64_t pid = 0;
         const char *file = gt_load_string(ld, in, "file", &h, "");
-        if (!file || !gt_load_i64_or(ld, in, "pid", &h, INT32_MIN, INT32_MAX, 0, &pid)) return false;
+        if (!file || !gt_load_i64_or(ld, in, "pid", &h, INT32_MIN, INT32_MAX, 0, &pid))
+            return false;
         const char *host = gt_load_string(ld, in, "hostname", &h, "");
         const char *command = host ? gt_load_string(ld, in, "command", &h, "") : NULL;
         if (!command || !gt_load_u64_or(ld, in, "wall_ns", &h, 0, &out->wall_ns) ||
@@ -312,9 +313,9 @@ static void print_value(FILE *f, const cJSON *v)
 static bool keep_member(gt_loader *ld, const cJSON *m)
 {
     static const char *const known[] = {
-        "tool",    "schema", "version", "process", "config", "totals", "kernels",
-        "memcpy",  "memset", "memory",  "compile", "module", "sync",   "nvtx",
-        "api",     "advice", "nvtx_marks", "anomalies", "inputs",
+        "tool",   "schema", "version",    "process",   "config", "totals",  "kernels",
+        "memcpy", "memset", "memory",     "compile",   "module", "sync",    "nvtx",
+        "api",    "advice", "nvtx_marks", "anomalies", "inputs", "capture", "snapshot",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;
@@ -363,7 +364,9 @@ static bool load_document(gt_loader *ld, const cJSON *doc)
     ld->table = NULL;
     if (!gt_load_tables(ld, doc)) return false;
     ld->table = NULL;
-    if (!load_advice(ld, doc) || !load_anomalies(ld, doc) || !load_inputs(ld, doc)) return false;
+    if (!load_advice(ld, doc) || !load_anomalies(ld, doc) || !load_inputs(ld, doc) ||
+        !gt_load_capture(ld, doc))
+        return false;
     ld->table = NULL;
     for (const cJSON *m = doc->child; m; m = m->next)
         if (!keep_member(ld, m)) return false;
@@ -425,7 +428,6 @@ static void parse_error(gt_loader *ld, const char *data, size_t len, size_t at)
     gt_load_fail(ld, NULL, what);
 }
 
-
 /* text[len] is a NUL (cJSON wants it inside the length it is given). */
 static gt_report *load_text(const char *text, size_t len, const char *name, gt_strtab *names,
                             char *err, size_t errcap)
@@ -480,8 +482,7 @@ static char *read_all(int fd, size_t *len)
     size_t cap = 1 << 16, n = 0;
     struct stat st;
     /* A regular file's size, a byte to see the end and one for the NUL. */
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        cap = (size_t)st.st_size + 2;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) cap = (size_t)st.st_size + 2;
     char *buf = malloc(cap);
     while (buf) {
         if (n == cap - 1) { /* room for the NUL */

@@ -103,8 +103,8 @@ bool gt_load_i64_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSO
     return true;
 }
 
-bool gt_load_bool_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
-                     int dflt, bool *out)
+bool gt_load_bool_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint, int dflt,
+                     bool *out)
 {
     const cJSON *v = gt_load_member(obj, key, hint);
     if (!v && dflt >= 0) {
@@ -160,4 +160,3 @@ const cJSON *gt_load_object(gt_loader *ld, const cJSON *obj, const char *key, co
     if (!v && optional) return NULL;
     return typed(ld, v, key, cJSON_IsObject, "expected an object");
 }
-

@@ -42,8 +42,8 @@ bool gt_load_u64_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSO
                     uint64_t dflt, uint64_t *out);
 bool gt_load_i64_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
                     int64_t min, int64_t max, int64_t dflt, int64_t *out);
-bool gt_load_bool_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
-                     int dflt, bool *out);
+bool gt_load_bool_or(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint, int dflt,
+                     bool *out);
 /* A string (NULL on failure); with dflt non-NULL a missing member gives it. */
 const char *gt_load_string(gt_loader *ld, const cJSON *obj, const char *key, const cJSON **hint,
                            const char *dflt);
@@ -60,6 +60,9 @@ bool gt_load_value_u64(gt_loader *ld, const cJSON *v, const char *key, uint64_t 
 
 /* An integer JSON number as uint64_t; false when not one. */
 bool gt_load_number_u64(const cJSON *v, uint64_t *out);
+
+/* The capture and the snapshot, when the report has them (load_capture.c). */
+bool gt_load_capture(gt_loader *ld, const cJSON *doc);
 
 /* The tables (load_rows.c): each SPEC §6 array, the memory devices and
  * the NVTX marks. */

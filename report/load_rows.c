@@ -15,14 +15,13 @@ static bool load_stats(gt_loader *ld, const cJSON *row, const cJSON **rh, const 
     if (!obj) return false;
     ld->object = key;
     const cJSON *h = NULL;
-    bool ok = gt_load_u64(ld, obj, "total", &h, &sum->total) &&
-              gt_load_u64(ld, obj, "avg", &h, &sum->avg) &&
-              gt_load_u64(ld, obj, "med", &h, &sum->med) &&
-              gt_load_u64(ld, obj, "min", &h, &sum->min) &&
-              gt_load_u64(ld, obj, "max", &h, &sum->max) &&
-              gt_load_u64(ld, obj, "stddev", &h, &sum->stddev) &&
-              gt_load_u64(ld, obj, "first", &h, &sum->first) &&
-              gt_load_u64(ld, obj, "rest_avg", &h, &sum->rest_avg);
+    bool ok =
+        gt_load_u64(ld, obj, "total", &h, &sum->total) &&
+        gt_load_u64(ld, obj, "avg", &h, &sum->avg) && gt_load_u64(ld, obj, "med", &h, &sum->med) &&
+        gt_load_u64(ld, obj, "min", &h, &sum->min) && gt_load_u64(ld, obj, "max", &h, &sum->max) &&
+        gt_load_u64(ld, obj, "stddev", &h, &sum->stddev) &&
+        gt_load_u64(ld, obj, "first", &h, &sum->first) &&
+        gt_load_u64(ld, obj, "rest_avg", &h, &sum->rest_avg);
     ld->object = NULL;
     if (!ok) return false;
     sum->count = count;
@@ -83,7 +82,7 @@ typedef struct row_reader {
  * have a time (every call when the key is absent), "timed_bytes" their
  * bytes (from "gbps" when absent, which is rounded). */
 static bool load_work(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
-                 gt_stats_summary *sum)
+                      gt_stats_summary *sum)
 {
     uint64_t timed;
     if (!gt_load_u64(ld, row, "calls", h, &out->calls) ||
@@ -111,7 +110,7 @@ static bool kernel_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_
 }
 
 static bool kernel_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
-                 gt_stats_summary *sum)
+                        gt_stats_summary *sum)
 {
     return load_work(ld, row, h, out, sum) &&
            gt_load_u64(ld, row, "api_ns_total", h, &out->api_ns_total);
@@ -149,7 +148,7 @@ static bool compile_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row
 
 /* compile, module: calls, bytes and wall time. */
 static bool load_host_bytes(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
-                 gt_stats_summary *sum)
+                            gt_stats_summary *sum)
 {
     return gt_load_u64(ld, row, "calls", h, &out->calls) &&
            gt_load_u64_or(ld, row, "bytes", h, 0, &out->bytes) &&
@@ -175,7 +174,7 @@ static bool sync_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_ke
 }
 
 static bool load_host(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
-                 gt_stats_summary *sum)
+                      gt_stats_summary *sum)
 {
     return gt_load_u64(ld, row, "calls", h, &out->calls) &&
            load_stats(ld, row, h, "wall_ns", out->calls, &out->time, sum);
@@ -189,7 +188,7 @@ static bool nvtx_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_ke
 
 /* The parent is set once every row exists (load_table). */
 static bool nvtx_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
-                 gt_stats_summary *sum)
+                      gt_stats_summary *sum)
 {
     int64_t level;
     if (!load_host(ld, row, h, out, sum) ||
@@ -208,7 +207,7 @@ static bool api_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key
 }
 
 static bool api_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *out,
-                 gt_stats_summary *sum)
+                     gt_stats_summary *sum)
 {
     const cJSON *errors = gt_load_object(ld, row, "errors", h, false);
     if (!errors || !load_host(ld, row, h, out, sum)) return false;
@@ -248,7 +247,8 @@ static bool load_spread(gt_loader *ld, const cJSON *row, const cJSON **rh, gt_ro
     ld->object = "spread";
     const cJSON *h = NULL;
     uint64_t max_input, inputs;
-    bool ok = gt_load_u64(ld, s, "min", &h, &out->min) && gt_load_u64(ld, s, "med", &h, &out->med) &&
+    bool ok = gt_load_u64(ld, s, "min", &h, &out->min) &&
+              gt_load_u64(ld, s, "med", &h, &out->med) &&
               gt_load_u64(ld, s, "max", &h, &out->max) &&
               gt_load_u64(ld, s, "max_input", &h, &max_input) &&
               gt_load_u64(ld, s, "inputs", &h, &inputs);
@@ -277,7 +277,8 @@ static int64_t *creation_order(const cJSON *rows, uint32_t n, bool nvtx)
     if (!order) return NULL;
     uint32_t i = 0;
     for (const cJSON *row = rows->child; row; row = row->next, i++) {
-        const cJSON *level = nvtx && cJSON_IsObject(row) ? gt_load_member(row, "level", NULL) : NULL;
+        const cJSON *level =
+            nvtx && cJSON_IsObject(row) ? gt_load_member(row, "level", NULL) : NULL;
         double lv = cJSON_IsNumber(level) ? level->valuedouble : 0;
         order[2 * i] = lv > 0 && lv < 1e9 ? (int64_t)lv : 0;
         order[2 * i + 1] = i;
@@ -329,8 +330,10 @@ static bool load_table(gt_loader *ld, const cJSON *doc, const row_reader *rd)
         if (!ok) break;
         uint32_t before = t->nrows;
         int32_t idx = gt_table_row_index(t, &key);
-        if (idx < 0) ok = gt_load_fail(ld, NULL, "out of memory");
-        else if (t->nrows == before) ok = gt_load_fail(ld, NULL, "a second row with the same key");
+        if (idx < 0)
+            ok = gt_load_fail(ld, NULL, "out of memory");
+        else if (t->nrows == before)
+            ok = gt_load_fail(ld, NULL, "a second row with the same key");
         ok = ok && rd->fill(ld, row, &h, &t->rows[idx], &l->summaries[rd->cat][idx]) &&
              load_spread(ld, row, &h, &l->spread[rd->cat], n, (uint32_t)idx);
         if (ok) rownum[pos] = idx;
@@ -423,7 +426,8 @@ static bool load_marks(gt_loader *ld, const cJSON *doc)
         if (!gt_load_name(ld, e, "domain", &h, &mark.domain) ||
             !gt_load_name(ld, e, "name", &h, &mark.name) ||
             !gt_load_u64(ld, e, "count", &h, &mark.count) ||
-            !gt_load_u64(ld, e, "first_ns", &h, &first) || !gt_load_u64(ld, e, "last_ns", &h, &last))
+            !gt_load_u64(ld, e, "first_ns", &h, &first) ||
+            !gt_load_u64(ld, e, "last_ns", &h, &last))
             return false;
         if (first > last) return gt_load_fail(ld, "first_ns", "after last_ns");
         mark.first = first > UINT64_MAX - start ? UINT64_MAX : start + first;

@@ -21,8 +21,7 @@ const gt_process_info *gt_report_process(const gt_report *r)
     return r->loaded ? &r->loaded->process : NULL;
 }
 
-const gt_row_spread *gt_report_row_spread(const gt_report *r, enum gt_category c,
-                                          const gt_row *row)
+const gt_row_spread *gt_report_row_spread(const gt_report *r, enum gt_category c, const gt_row *row)
 {
     if (!r->loaded || (unsigned)c >= GT_CAT_COUNT || !r->loaded->spread[c]) return NULL;
     return &r->loaded->spread[c][row - r->tables[c].rows];

@@ -140,6 +140,7 @@ static void fold_first(const gt_memory *m, gt_mem_device *d, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         d->folded_bytes += d->deltas[i].bytes;
+        if (!d->deltas[i].counted) continue;
         if (d->folded_bytes > d->folded_peak) d->folded_peak = d->folded_bytes;
         uint64_t in_use = d->folded_bytes > 0 ? (uint64_t)d->folded_bytes : 0;
         for (unsigned s = 0; s < GT_MEM_SINKS; s++)
@@ -159,7 +160,8 @@ static void fold(const gt_memory *m, gt_mem_device *d)
     fold_first(m, d, d->ndeltas / 2);
 }
 
-static void note_delta(const gt_memory *m, gt_mem_device *d, uint64_t time, int64_t bytes)
+static void note_delta(const gt_memory *m, gt_mem_device *d, uint64_t time, int64_t bytes,
+                       bool counted)
 {
     if (d->ndeltas == d->deltas_cap) {
         uint32_t cap = d->deltas_cap ? d->deltas_cap * 2 : 64;
@@ -174,7 +176,7 @@ static void note_delta(const gt_memory *m, gt_mem_device *d, uint64_t time, int6
     }
     if (d->ndeltas == d->deltas_cap) return; /* no memory at all: the arrival-order peak stays */
     if (time < d->folded_time) time = d->folded_time;
-    d->deltas[d->ndeltas++] = (gt_mem_delta){time, bytes};
+    d->deltas[d->ndeltas++] = (gt_mem_delta){time, bytes, counted ? -1 : 0};
 }
 
 void gt_memory_finish(gt_memory *m)
@@ -203,18 +205,32 @@ int gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx)
     return 0;
 }
 
-/* An allocation ends: no longer live, its bytes no longer in use. */
-static void end_allocation(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time)
+void gt_memory_window_open(gt_memory *m, uint64_t time)
+{
+    for (uint32_t i = 0; i < m->ndevices; i++)
+        note_delta(m, &m->devices[i], time, 0, true);
+}
+
+/* An allocation ends: no longer live, its bytes no longer in use (a
+ * moment of a capture window when in_window). */
+static void end_allocation(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
+                           bool in_window)
 {
     d->live_allocs--;
     d->current_bytes -= bytes;
-    note_delta(m, d, time, -(int64_t)bytes);
+    note_delta(m, d, time, -(int64_t)bytes, in_window);
 }
 
-static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time)
+static bool counted(const gt_event *ev)
 {
-    d->frees++;
-    end_allocation(m, d, bytes, time);
+    return !(ev->flags & GT_EVF_UNCAPTURED);
+}
+
+static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
+                          bool in_window)
+{
+    d->frees += in_window;
+    end_allocation(m, d, bytes, time, in_window);
 }
 
 static void add_alloc(gt_memory *m, const gt_event *ev)
@@ -222,6 +238,7 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
     uint8_t space = space_of(ev->u.mem.mem_kind);
     gt_mem_block *early_free = map_find(&m->pending, ev->u.mem.addr, space, ev->host_start, false);
     uint64_t early_free_time = early_free ? early_free->time : 0;
+    bool early_free_counted = early_free && early_free->counted;
     if (early_free) {
         /* the free's row exists: it was counted there when the free arrived */
         gt_mem_device *fd = gt_memory_device_row(m, early_free->device);
@@ -237,17 +254,18 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
                             .ctx = space == SPACE_VMM_HANDLE ? 0 : ev->u.mem.ctx,
                             .device = d->device,
                             .space = space,
-                            .kind = ev->u.mem.mem_kind};
+                            .kind = ev->u.mem.mem_kind,
+                            .counted = counted(ev)};
         /* Without room to remember the block, forget the allocation rather
          * than report a leak that may not be one. */
         if (!map_insert(&m->live, &blk)) return;
     }
-    d->allocs++;
+    d->allocs += counted(ev);
     d->live_allocs++;
     d->current_bytes += ev->bytes;
-    if (d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
-    note_delta(m, d, ev->host_start, (int64_t)ev->bytes);
-    if (early_free) release_bytes(m, d, ev->bytes, early_free_time);
+    if (counted(ev) && d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
+    note_delta(m, d, ev->host_start, (int64_t)ev->bytes, counted(ev));
+    if (early_free) release_bytes(m, d, ev->bytes, early_free_time, early_free_counted);
 }
 
 static void add_free(gt_memory *m, const gt_event *ev)
@@ -256,7 +274,7 @@ static void add_free(gt_memory *m, const gt_event *ev)
     gt_mem_block *blk = map_find(&m->live, ev->u.mem.addr, space, ev->host_start, true);
     if (blk) {
         gt_mem_device *d = gt_memory_device_row(m, blk->device);
-        if (d) release_bytes(m, d, blk->bytes, ev->host_start);
+        if (d) release_bytes(m, d, blk->bytes, ev->host_start, counted(ev));
         map_remove(&m->live, blk);
         return;
     }
@@ -266,7 +284,8 @@ static void add_free(gt_memory *m, const gt_event *ev)
                          .time = ev->host_start,
                          .device = d->device,
                          .space = space,
-                         .kind = ev->u.mem.mem_kind};
+                         .kind = ev->u.mem.mem_kind,
+                         .counted = counted(ev)};
     if (m->pending.count < GT_MEM_PENDING_FREES && map_insert(&m->pending, &wait))
         d->pending_frees++;
     else
@@ -286,7 +305,7 @@ static void end_context(gt_memory *m, const gt_event *ev)
         if (d) {
             d->ctx_released_allocs++;
             d->ctx_released_bytes += blk->bytes;
-            end_allocation(m, d, blk->bytes, ev->host_start);
+            end_allocation(m, d, blk->bytes, ev->host_start, counted(ev));
         }
         map_remove(&m->live, blk);
     }

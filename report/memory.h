@@ -23,6 +23,13 @@
  * replayed, in time order with the bytes in use after it: that is the
  * traces' memory counter (one sink per trace).
  *
+ * Capture windows (a record flagged GT_EVF_UNCAPTURED was made outside
+ * one): every allocation and free moves the bytes in use, so `current` and
+ * what is still allocated at the end are right whenever the allocations
+ * were made; allocations and frees are counted, and the peak taken, only
+ * inside windows. Each window's opening is a moment inside it, so the
+ * bytes in use then count towards the peak (gt_memory_window_open).
+ *
  * How memory ended: freed by the program (a free, whenever it came);
  * released with its context (still allocated when a GT_EV_CTX_END record
  * ended the context it was allocated in: the driver freed it); or still
@@ -41,11 +48,14 @@
 #define GT_MEM_LEAKS_LISTED 5u  /* largest leaks per device in the verbose summary and the JSON */
 #define GT_MEM_SINKS 2u         /* one per streamed trace format */
 
-/* A change of a device's bytes in use, at a time. */
+/* A change of a device's bytes in use, at a time; `counted` when it was
+ * inside a capture window (only those make the peak and reach the sink). */
 typedef struct gt_mem_delta {
     uint64_t time;
-    int64_t bytes;
+    int64_t bytes : 63;
+    int64_t counted : 1; /* 0 or -1 */
 } gt_mem_delta;
+_Static_assert(sizeof(gt_mem_delta) == 16, "a delta stays 16 bytes: up to 2^20 per device");
 
 /* Told of the bytes in use on a device row after a change at `time`. */
 typedef void (*gt_mem_sink_fn)(void *ctx, int32_t device, uint64_t time, uint64_t bytes);
@@ -86,6 +96,7 @@ typedef struct gt_mem_block {
     uint32_t next; /* chain in the bucket, block number + 1 */
     uint8_t space; /* address space: device pointers, host pointers, VMM handles */
     uint8_t kind;  /* enum gt_mem_kind */
+    uint8_t counted; /* made inside a capture window */
 } gt_mem_block;
 
 typedef struct gt_block_map {
@@ -122,6 +133,10 @@ int32_t gt_memory_device_of(const gt_event *ev);
  * context's end releases the live allocations made in it before it. */
 void gt_memory_add(gt_memory *m, const gt_event *ev);
 void gt_memory_free(gt_memory *m);
+
+/* A capture window opened at `time`: the bytes in use then are a level
+ * inside it. */
+void gt_memory_window_open(gt_memory *m, uint64_t time);
 
 /* After the last record: every device's peak, in time order (the changes
  * kept are replayed to the sink and folded). May be called again after

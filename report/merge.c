@@ -293,8 +293,8 @@ static bool merge_memory(merge_ctx *m, gt_report *const *in)
         size_t nall = 0;
         for (size_t i = 0; i < m->n; i++) {
             uint64_t start = gt_report_process(in[i])->start_ns;
-            size_t got = gt_memory_largest_leaks(&in[i]->memory, device, &all[nall],
-                                                 GT_MEM_LEAKS_LISTED);
+            size_t got =
+                gt_memory_largest_leaks(&in[i]->memory, device, &all[nall], GT_MEM_LEAKS_LISTED);
             for (size_t j = nall; j < nall + got; j++) {
                 uint64_t at = all[j].time > start ? all[j].time - start : 0;
                 all[j].time = origin + at;

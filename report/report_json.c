@@ -11,8 +11,8 @@
  *
  * Further keys let `gputrace report` render from the file exactly the
  * summary the shim printed: in totals, "gpu_intervals", "nvtx_mark_calls"
- * and "late_gpu_work" (the late events that were GPU work); on memcpy and memset rows, "timed_bytes" (the bytes
- * of the timed calls: GB/s exactly); on NVTX rows, "parent" (the position
+ * and "late_gpu_work" (the late events that were GPU work); on memcpy and memset rows,
+ * "timed_bytes" (the bytes of the timed calls: GB/s exactly); on NVTX rows, "parent" (the position
  * in this array of the range it was first seen in, -1 for none); on memory
  * devices, "largest_leaks". A merged report (loaded.h) adds "spread" to
  * each row and a top-level "inputs". */
@@ -366,6 +366,24 @@ static void write_anomalies(json_ctx *c)
     gt_json_object_end(&c->w);
 }
 
+/* SPEC §11: mode, windows, captured_ns; then the time limits (0: none)
+ * and how often the mode's condition began to hold (the summary's reason
+ * when no window opened, so that the report reads back whole). */
+static void write_capture(json_ctx *c, const gt_process_info *p)
+{
+    gt_capture_info cap;
+    gt_report_capture(c->r, p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0, &cap);
+    gt_json_key(&c->w, "capture");
+    gt_json_object_begin(&c->w, true);
+    gt_json_kv_string(&c->w, "mode", cap.mode);
+    gt_json_kv_uint(&c->w, "windows", cap.windows);
+    gt_json_kv_uint(&c->w, "captured_ns", cap.captured_ns);
+    gt_json_kv_uint(&c->w, "delay_ns", cap.delay_ns);
+    gt_json_kv_uint(&c->w, "duration_ns", cap.duration_ns);
+    gt_json_kv_uint(&c->w, "mode_opens", cap.mode_opens);
+    gt_json_object_end(&c->w);
+}
+
 /* The reports a merged report was made of. */
 static void write_inputs(json_ctx *c, const gt_loaded *l)
 {
@@ -421,7 +439,11 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_advice(&c, p);
     write_marks(&c, p);
     write_anomalies(&c);
+    write_capture(&c, p);
     write_loaded_extras(&c);
+    gt_snapshot_info snapshot;
+    gt_report_snapshot(r, p, &snapshot);
+    gt_snapshot_json_write(&c.w, &snapshot); /* last: the gputrace command looks for it there */
     gt_json_object_end(&c.w);
     int rc = gt_json_finish(&c.w);
     return rc == 0 && !c.incomplete ? 0 : -1;

@@ -10,7 +10,6 @@
 #include "summary.h"
 #include "text_table.h"
 
-
 static uint64_t wall_ns(const gt_process_info *p)
 {
     return p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
@@ -28,9 +27,13 @@ static void write_header(const gt_summary *s)
                        : snprintf(rest, sizeof rest, " | wall %s | GPU busy %s",
                                   gt_format_ns(wall_time, wall, sizeof wall),
                                   gt_format_ns(busy_ns, busy, sizeof busy));
-    if (wall_time && !timing_off && n > 0 && (size_t)n < sizeof rest)
-        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s)",
-                      gt_summary_percent(busy_ns, wall_time, share, sizeof share));
+    /* With capture windows the share is of the time they held. */
+    int captured = 0;
+    uint64_t seen = gt_report_observed_ns(s->r, wall_time, &captured);
+    if (seen && !timing_off && n > 0 && (size_t)n < sizeof rest)
+        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s%s)",
+                      gt_summary_percent(busy_ns, seen, share, sizeof share),
+                      captured ? " of captured" : "");
     if (n > 0 && (size_t)n < sizeof rest)
         n += snprintf(rest + n, sizeof rest - (size_t)n,
                       " | %" PRIu64 " events | %" PRIu64 " dropped", s->r->events, s->r->dropped);
@@ -45,6 +48,27 @@ static void write_header(const gt_summary *s)
     gt_text_put_shortened(s->out, command ? command : "", room > 20 ? room : 20);
     fprintf(s->out, "%s\n", rest);
     free(command);
+    gt_capture_info capture;
+    gt_report_capture(s->r, wall_time, &capture);
+    if (gt_capture_limited(&capture)) {
+        char text[GT_CAPTURE_TEXT_MAX];
+        gt_capture_describe(&capture, wall_time, text, sizeof text);
+        char *safe = gt_text_safe(text);
+        fprintf(s->out, "gputrace: capture: %s\n", safe ? safe : "");
+        free(safe);
+    }
+    gt_snapshot_info snapshot;
+    gt_report_snapshot(s->r, s->p, &snapshot);
+    if (!snapshot.final) {
+        char line[256];
+        uint64_t start = s->p ? s->p->start_ns : 0;
+        gt_snapshot_line(line, sizeof line, s->p ? s->p->pid : 0,
+                         snapshot.at_ns > start ? snapshot.at_ns - start : 0, 0);
+        fputs(line, s->out);
+    } else if (snapshot.signal) {
+        fprintf(s->out, "gputrace: pid %d ended on signal %d (%s): this report was made then\n",
+                s->p ? s->p->pid : 0, snapshot.signal, gt_signal_name(snapshot.signal));
+    }
     if (timing_off) {
         char *why = gt_text_safe(s->r->gpu_timing_off);
         fprintf(s->out, "gputrace: GPU timing off: %s\n", why ? why : "");
@@ -82,9 +106,9 @@ static void write_inputs(gt_summary *s)
             "total, MaxIn: the input with the most\n",
             l->ninputs);
     static const gt_text_column cols[] = {
-        {"Input", true, false}, {"Wall", true, false}, {"GPU busy", true, false},
-        {"Events", true, false}, {"Pid", true, false}, {"Host", false, false},
-        {"File", false, false}, {"Command", false, true},
+        {"Input", true, false},  {"Wall", true, false},    {"GPU busy", true, false},
+        {"Events", true, false}, {"Pid", true, false},     {"Host", false, false},
+        {"File", false, false},  {"Command", false, true},
     };
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);

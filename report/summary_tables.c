@@ -145,8 +145,7 @@ static unsigned fill_spread(row_cells *rc, unsigned n, const gt_row_spread *sp)
 
 /* Fills the cells of one row; the label and errors strings stay the caller's. */
 static void fill_row(row_cells *rc, const gt_report *r, enum gt_category c, bool verbose,
-                     const gt_row *row, uint64_t table_total, const char *label,
-                     const char *errors)
+                     const gt_row *row, uint64_t table_total, const char *label, const char *errors)
 {
     gt_stats_summary st;
     gt_stats_summarize(&row->time, &st);

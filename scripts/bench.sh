@@ -7,7 +7,9 @@
 #   a kernel launch on the emulated driver, on the driver's and on the
 #   shared runtime's path, bare and under libgputrace.so with GPU timing
 #   off and on, with event records and events created per launch
-#   (bench_launch.c); the writers, every format for 1M and 10M events, to
+#   (bench_launch.c), also outside a capture window and with its categories
+#   off; a launch while snapshots of a large report are written, against
+#   none (bench_snapshot.c); the writers, every format for 1M and 10M events, to
 #   a file and to /dev/null, and each streamed trace apart, the Chrome JSON
 #   and the Perfetto protobuf side by side from the same run: its time (and
 #   CPU time) and its bytes per record (bench_writers.c); gputrace report,
@@ -31,7 +33,7 @@ files=${GPUTRACE_BENCH_FILES:-/tmp}
 # BUILD_TESTING configures the emulated driver and runtime the launch benchmark runs on.
 cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
 cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline gt_bench_writers \
-    gt_bench_launch gt_bench_tools gputrace gputrace_cli >/dev/null
+    gt_bench_launch gt_bench_snapshot gt_bench_tools gputrace gputrace_cli >/dev/null
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -77,6 +79,9 @@ echo "| figure | value | target |"
 echo "|---|---|---|"
 "$build/bench/gt_bench_pipeline"
 "$build/bench/gt_bench_launch" "$build/lib/libgputrace.so"
+snapdir=$(mktemp -d "$files/gt_bench_snapshot.XXXXXX")
+"$build/bench/gt_bench_snapshot" "$build/lib/libgputrace.so" "$snapdir"
+rm -rf "$snapdir"
 "$build/bench/gt_bench_writers" "$files" | writer_rows
 "$build/bench/gt_bench_tools" "$build/bin/gputrace" "$files"
 echo

@@ -2,6 +2,7 @@
  * become CLOCK_MONOTONIC ns, a failed call gets its status name, debug
  * verbosity gets a line per record, and the record goes into the report
  * and into the traces asked for (Chrome, Perfetto). */
+#include "capture.h"
 #include "internal.h"
 
 #include <inttypes.h>
@@ -18,8 +19,9 @@ static _Atomic(gt_strtab *) names;          /* CAS acq_rel on creation */
 static _Atomic(gt_error_namer) error_namer; /* release by the setter, acquire here */
 static gt_report *report;                   /* draining thread only */
 static gt_trace trace = GT_TRACE_NONE;      /* draining thread only */
-static int after_cut;                       /* draining thread only: records are late */
-static uint64_t late_gpu_work;              /* draining thread only: late launches, copies... */
+static uint64_t windows_seen; /* capture windows the report knows of; draining thread only */
+static int after_cut;         /* draining thread only: records are late */
+static uint64_t late_gpu_work; /* draining thread only: late launches, copies... */
 static char debug_buf[65536];
 static size_t debug_len;
 
@@ -52,6 +54,7 @@ void gt_collect_reset(void)
     for (int i = 0; i < GT_TRACES; i++)
         gt_stream_file_forget(&trace.files[i]);
     trace = (gt_trace)GT_TRACE_NONE;
+    windows_seen = 0;
     debug_len = 0;
     after_cut = 0;
     late_gpu_work = 0;
@@ -112,6 +115,16 @@ static void debug_event(const gt_event *ev)
     debug_len += len;
 }
 
+/* The capture windows opened since the last look: the memory in use at
+ * each opening counts towards the window's peak (memory.h). */
+static void take_window_openings(gt_report *r)
+{
+    uint64_t at[64];
+    uint32_t n = gt_capture_opens_since(&windows_seen, at, 64);
+    for (uint32_t i = 0; i < n; i++)
+        gt_report_window_open(r, at[i]);
+}
+
 static void to_ns(gt_event *ev)
 {
     /* 0 is "not set" (a mark has no end): it stays 0. */
@@ -147,13 +160,14 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
         collect_late(r, ev, n, debug);
         return;
     }
+    if (GT_UNLIKELY(gt_capture_open_count() != windows_seen) && r) take_window_openings(r);
     for (gt_event *end = ev + n; ev < end; ev++) {
         to_ns(ev);
         if (ev->result && !ev->error && namer) ev->error = namer(ev);
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (!r) continue;
         gt_report_add(r, ev);
-        gt_trace_add(&trace, ev);
+        if (!(ev->flags & GT_EVF_UNCAPTURED)) gt_trace_add(&trace, ev);
     }
 }
 
@@ -181,8 +195,19 @@ void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
                                .late_gpu_work = late_gpu_work,
                                .gpu_pending = t->gpu_given_up};
     gt_report_set_counts(r, &counts);
+    take_window_openings(r);
+    gt_capture_info capture;
+    gt_capture_get(&capture, p->end_ns);
+    gt_report_set_capture(r, &capture);
     if (gt_cfg.gpu_timing == GT_GPU_TIMING_EVENTS)
         gt_report_set_gpu_timing_off(r, gt_gpu_timing_off_reason());
+    gt_report_set_snapshot(r, p->end_ns, !t->snapshot, t->signal);
+    if (t->snapshot) {
+        gt_report_settle(r);
+        gt_emit_snapshot(r, p, &gt_cfg);
+        return;
+    }
     gt_report_finish(r, p->end_ns);
     gt_emit(r, p, &gt_cfg, &trace);
+    gt_snapshot_summary_remove(p);
 }

@@ -21,7 +21,8 @@ gt_config gt_cfg;
 
 static const char *const var_names[GT_VAR_COUNT] = {
     "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",    "GPUTRACE_FORMAT",
-    "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB",
+    "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB", "GPUTRACE_CAPTURE",
+    "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",
 };
 
 static const char *const expectations[GT_VAR_COUNT] = {
@@ -33,6 +34,10 @@ static const char *const expectations[GT_VAR_COUNT] = {
     "events or off",
     "stderr, stdout or a file path shorter than 4096 bytes",
     "a whole number of MiB from 1 to 16384",
+    "all, profiler-api, nvtx:NAME or nvtx:NAME@DOMAIN (DOMAIN * for any)",
+    "seconds from 0 to 31536000, decimals allowed (0.5)",
+    "seconds above 0 up to 31536000, decimals allowed (0.5)",
+    "seconds from 0.1 to 31536000, decimals allowed (0.5)",
 };
 
 const char *gt_config_var_name(enum gt_config_var v)
@@ -223,9 +228,77 @@ static int parse_buffer_mb(span v, gt_config *cfg)
     return 0;
 }
 
+/* nvtx:NAME or nvtx:NAME@DOMAIN; the last @ starts the domain. */
+static int parse_capture(span v, gt_config *cfg)
+{
+    v = trim(v);
+    if (span_is(v, "all") || span_is(v, "profiler-api")) {
+        cfg->capture = span_is(v, "all") ? GT_CAPTURE_ALL : GT_CAPTURE_PROFILER;
+        return 0;
+    }
+    if (v.len < 5 || strncasecmp(v.s, "nvtx:", 5) != 0) return -1;
+    span name = {v.s + 5, v.len - 5}, domain = {"", 0};
+    for (size_t i = name.len; i-- > 0;) {
+        if (name.s[i] != '@') continue;
+        domain = (span){name.s + i + 1, name.len - i - 1};
+        name.len = i;
+        if (!domain.len) return -1;
+        break;
+    }
+    if (!name.len || name.len >= GT_CAPTURE_NAME_MAX || domain.len >= GT_CAPTURE_NAME_MAX)
+        return -1;
+    cfg->capture = GT_CAPTURE_NVTX;
+    memcpy(cfg->capture_name, name.s, name.len);
+    cfg->capture_name[name.len] = '\0';
+    memcpy(cfg->capture_domain, domain.s, domain.len);
+    cfg->capture_domain[domain.len] = '\0';
+    return 0;
+}
+
+/* Decimal seconds ("2", "0.25", ".5", "3."; at most 9 decimals, no sign,
+ * no exponent: the locale never matters) into ns, from min_ns up to
+ * GT_SECONDS_MAX seconds. */
+static int parse_seconds(span v, uint64_t min_ns, uint64_t *out)
+{
+    v = trim(v);
+    uint64_t whole = 0, frac = 0;
+    size_t i = 0, digits = 0, decimals = 0;
+    for (; i < v.len && v.s[i] >= '0' && v.s[i] <= '9'; i++, digits++) {
+        whole = whole * 10 + (uint64_t)(v.s[i] - '0');
+        if (whole > GT_SECONDS_MAX) return -1;
+    }
+    if (i < v.len && v.s[i] == '.')
+        for (i++; i < v.len && v.s[i] >= '0' && v.s[i] <= '9'; i++, digits++) {
+            if (++decimals > 9) return -1;
+            frac = frac * 10 + (uint64_t)(v.s[i] - '0');
+        }
+    if (i != v.len || !digits) return -1;
+    for (; decimals < 9; decimals++)
+        frac *= 10;
+    uint64_t ns = whole * 1000000000u + frac;
+    if (ns < min_ns || ns > (uint64_t)GT_SECONDS_MAX * 1000000000u) return -1;
+    *out = ns;
+    return 0;
+}
+
+static int parse_delay(span v, gt_config *cfg)
+{
+    return parse_seconds(v, 0, &cfg->delay_ns);
+}
+
+static int parse_duration(span v, gt_config *cfg)
+{
+    return parse_seconds(v, 1, &cfg->duration_ns);
+}
+
+static int parse_interval(span v, gt_config *cfg)
+{
+    return parse_seconds(v, GT_INTERVAL_MIN_NS, &cfg->interval_ns);
+}
+
 static int (*const parsers[GT_VAR_COUNT])(span, gt_config *) = {
-    parse_verbosity,  parse_categories, parse_output,    parse_formats,
-    parse_gpu_timing, parse_log,        parse_buffer_mb,
+    parse_verbosity, parse_categories, parse_output, parse_formats,  parse_gpu_timing, parse_log,
+    parse_buffer_mb, parse_capture,    parse_delay,  parse_duration, parse_interval,
 };
 
 static void add_warning(gt_config *cfg, enum gt_config_var var, const char *value, size_t len)

@@ -24,6 +24,7 @@
  *
  * Records are reported (consumed before the cut), dropped before it, or
  * late (consumed or dropped after it): each exactly one of them. */
+#include "capture.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -343,7 +344,7 @@ void gt_drain_last(void)
     consume_all(all); /* after the cut: nothing waits for the GPU */
 }
 
-void gt_drain_report(int final, int sig)
+static void report(int final, int sig, int snapshot)
 {
     uint64_t dropped = gt_threads_dropped();
     gt_pipeline_totals totals = {
@@ -353,8 +354,29 @@ void gt_drain_report(int final, int sig)
         .gpu_given_up = gpu_given_up,
         .signal = sig,
         .final = final,
+        .snapshot = snapshot,
     };
     if (params.finished) params.finished(&totals, params.ctx);
+}
+
+void gt_drain_report(int final, int sig)
+{
+    report(final, sig, 0);
+}
+
+/* A snapshot, on the drain thread between its passes: every thread's
+ * records so far (live chunks stolen, as for an end step), consumed up to
+ * the first that waits for its GPU time; nothing waits and no GPU time is
+ * given up (the rest comes in later reports). An end step asked for
+ * meanwhile takes over: the snapshot is then not written. Program threads
+ * are never waited for: they go on recording into their chunks, and what
+ * does not fit while the files are written is counted as dropped. */
+static void snapshot(void)
+{
+    gt_chunk *all = take_all();
+    gt_clock_refine();
+    consume_all(all);
+    if (!gt_end_asked()) report(0, 0, 1);
 }
 
 /* ------------------------------------------------------ the thread */
@@ -365,6 +387,7 @@ static void *drain_main(void *arg)
     gt_tls.state = GT_TLS_NEVER; /* the shim's own CUDA calls here are never recorded */
     gt_tls.guard = 1;
     unsigned sleep_ms = 1;
+    uint64_t next_snapshot = params.snapshot_ns ? gt_clock_mono_ns() + params.snapshot_ns : 0;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&wake_seq, memory_order_acquire);
         int sig = 0;
@@ -373,13 +396,28 @@ static void *drain_main(void *arg)
             if (gt_end_work(steps, sig)) return NULL;
             continue;
         }
+        if (next_snapshot && !cut_done && gt_clock_mono_ns() >= next_snapshot) {
+            snapshot();
+            /* One interval after the last due, none made up for. */
+            uint64_t now = gt_clock_mono_ns();
+            while (next_snapshot <= now)
+                next_snapshot += params.snapshot_ns;
+            continue;
+        }
         /* Idle: back off to idle_sleep_ms; chunks waiting on the GPU: look
          * again soon. */
         if (drain_pass() || waiting_gpu)
             sleep_ms = 1;
         else if (sleep_ms < params.idle_sleep_ms)
             sleep_ms = sleep_ms * 2 < params.idle_sleep_ms ? sleep_ms * 2 : params.idle_sleep_ms;
-        struct timespec timeout = gt_ns_timespec((uint64_t)sleep_ms * 1000000u);
+        /* Never past the next edge of a capture window (capture.h). */
+        uint64_t wait_ns = (uint64_t)sleep_ms * 1000000u;
+        uint64_t now = gt_clock_mono_ns();
+        uint64_t edge_ns = gt_capture_poll(now);
+        if (edge_ns < wait_ns) wait_ns = edge_ns;
+        if (next_snapshot && (next_snapshot <= now || next_snapshot - now < wait_ns))
+            wait_ns = next_snapshot <= now ? 0 : next_snapshot - now;
+        struct timespec timeout = gt_ns_timespec(wait_ns);
         gt_futex(&wake_seq, FUTEX_WAIT, seen, &timeout);
     }
 }

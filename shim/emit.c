@@ -270,9 +270,10 @@ static void complete_trace(gt_trace *trace, int i, const gt_process_info *p, con
     }
 }
 
-static void write_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
-                        gt_trace *trace)
+void gt_emit_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
+                   gt_trace *trace)
 {
+    if (!cfg->output[0]) return;
     char base[GT_PATH_MAX], path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
     if (expand_base(cfg, p->pid, p->hostname, base) != 0) return;
     for (int f = 0; f < GT_OUTPUT_FORMAT_COUNT; f++) {
@@ -307,7 +308,7 @@ static void write_summary(const gt_report *r, const gt_process_info *p)
 void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace)
 {
     if (cfg->verbosity != GT_VERB_NONE) write_summary(r, p);
-    if (cfg->output[0]) write_files(r, p, cfg, trace);
+    if (cfg->output[0]) gt_emit_files(r, p, cfg, trace);
     for (int i = 0; i < GT_TRACES; i++)
         complete_trace(trace, i, p, NULL); /* a trace no file asks for any more */
 }

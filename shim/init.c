@@ -31,6 +31,7 @@
  *
  * Fork: the child starts afresh (its pid, empty buffers, no drain thread
  * until used, a new report): it never reports the parent's records. */
+#include "capture.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -67,6 +68,9 @@ int gt_note_cuda_call_slow(void)
         return 0;
     }
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_USED, memory_order_relaxed);
+    /* A delay that ended before the first call: recording starts with it,
+     * not when the drain thread first looks at the time. */
+    gt_capture_poll(gt_clock_mono_ns());
     gt_drain_ensure_started();
     return 1;
 }
@@ -120,7 +124,10 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
         .end_ns = gt_clock_mono_ns(),
     };
     if (totals->signal) gt_debug("report made on signal %d", totals->signal);
-    if (!totals->final) gt_debug("report made before an exec");
+    if (totals->snapshot)
+        gt_debug("snapshot");
+    else if (!totals->final)
+        gt_debug("report made before an exec");
     gt_debug("%llu records, %llu dropped, %llu late, %llu reported without their pending GPU time",
              (unsigned long long)totals->records, (unsigned long long)totals->dropped,
              (unsigned long long)totals->late, (unsigned long long)totals->gpu_given_up);
@@ -139,6 +146,10 @@ static gt_pipeline_params shim_params(void)
         .cap_bytes = gt_cfg.buffer_bytes,
         .drain_thread = 1,
         .final_wait_ms = GT_GPU_WAIT_MS,
+        /* Snapshots only where someone reads them: files, or the gputrace
+         * command that finishes the last one. */
+        .snapshot_ns =
+            gt_cfg.output[0] || gt_emit_snapshot_summary_asked() ? gt_cfg.interval_ns : 0,
         .consume_run = gt_collect_records,
         .cut = gt_collect_cut,
         .finished = on_finished,
@@ -217,6 +228,7 @@ static void fork_child(void)
     self_pid = getpid();
     atomic_store_explicit(&exit_points, 0, memory_order_relaxed);
     gt_process_start_ns = gt_clock_mono_ns();
+    gt_capture_start(&gt_cfg, gt_process_start_ns);
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_UNSEEN, memory_order_relaxed);
     gt_collect_reset();
     gt_emit_prepare_trace(&gt_cfg);
@@ -253,10 +265,12 @@ static void init_body(void)
     gt_emit_prepare_trace(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
+    gt_capture_start(&gt_cfg, gt_process_start_ns);
     parent_pid = getppid();
     self_pid = getpid();
     gt_debug("loaded in pid %d: clock %s, buffer %zu MiB", (int)getpid(),
              gt_clock_tsc ? "tsc" : "clock_gettime", gt_cfg.buffer_bytes >> 20);
+    gt_snapshot_summary_init(getenv(GT_SNAPSHOT_SUMMARY_VAR));
     start_pipeline();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);

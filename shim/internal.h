@@ -43,8 +43,20 @@ enum gt_config_var {
     GT_VAR_GPU_TIMING,
     GT_VAR_LOG,
     GT_VAR_BUFFER_MB,
+    GT_VAR_CAPTURE,
+    GT_VAR_DELAY,
+    GT_VAR_DURATION,
+    GT_VAR_INTERVAL,
     GT_VAR_COUNT
 };
+
+/* GPUTRACE_CAPTURE: enum gt_capture_mode (report.h; capture.h says what
+ * each records). */
+#define GT_CAPTURE_NAME_MAX 1024u /* bytes of an NVTX range name or domain, NUL included */
+/* Seconds in GPUTRACE_DELAY, _DURATION and _INTERVAL: at most this many
+ * (a year), with up to 9 decimals (nanoseconds). */
+#define GT_SECONDS_MAX 31536000u
+#define GT_INTERVAL_MIN_NS 100000000u /* snapshots at most ten times a second */
 
 #define GT_PATH_MAX 4096 /* paths (with their NUL) longer than this are refused */
 #define GT_BUFFER_MB_DEFAULT 64u
@@ -62,6 +74,14 @@ typedef struct gt_config {
     size_t buffer_bytes;
     char output[GT_PATH_MAX]; /* report file template; "" = no files */
     char log_path[GT_PATH_MAX];
+    enum gt_capture_mode capture;
+    /* nvtx:NAME[@DOMAIN]: the range's name and domain; "" for the default
+     * domain, "*" for any. */
+    char capture_name[GT_CAPTURE_NAME_MAX];
+    char capture_domain[GT_CAPTURE_NAME_MAX];
+    uint64_t delay_ns;    /* recording starts this long after load */
+    uint64_t duration_ns; /* and lasts this long; 0: unlimited */
+    uint64_t interval_ns; /* snapshots of the report files; 0: none */
     /* One line per rejected variable (at most one each), without newline,
      * kept until the log is set up so that they go where GPUTRACE_LOG says. */
     unsigned n_warnings;
@@ -441,8 +461,9 @@ typedef struct gt_pipeline_totals {
     /* Reported records whose GPU work was still pending when an end step
      * stopped waiting for it: reported without GPU time. */
     uint64_t gpu_given_up;
-    int signal; /* the signal that made the report, 0 at a normal exit */
-    int final;  /* the last report; 0 for one made before an exec */
+    int signal;   /* the signal that made the report, 0 at a normal exit */
+    int final;    /* the last report; 0 for one made before an exec or a snapshot */
+    int snapshot; /* a snapshot (params.snapshot_ns): the process goes on */
 } gt_pipeline_totals;
 
 typedef struct gt_pipeline_params {
@@ -453,6 +474,10 @@ typedef struct gt_pipeline_params {
      * before they are given up. */
     unsigned final_wait_ms;
     unsigned idle_sleep_ms; /* longest drain sleep with nothing to do */
+    /* Every this many ns from the drain thread's start, a snapshot: the
+     * records so far that need not wait for the GPU go to the consumer,
+     * then finished() with totals.snapshot set. 0: none. */
+    uint64_t snapshot_ns;
     /* Called on the draining thread for each record, in each thread's
      * order, host times still in ticks. */
     void (*consume)(gt_event *ev, void *ctx);
@@ -464,7 +489,8 @@ typedef struct gt_pipeline_params {
      * consumed afterwards is late. */
     void (*cut)(void *ctx);
     /* Called on the draining thread for each report: before an exec
-     * (final 0), and once at the end (final 1). */
+     * (final 0), at each snapshot (final 0, snapshot 1), and once at the
+     * end (final 1). */
     void (*finished)(const gt_pipeline_totals *t, void *ctx);
     void *ctx;
 } gt_pipeline_params;
@@ -477,6 +503,8 @@ typedef struct gt_pipeline_params {
 /* The longest a program thread waits for an end step: a bound for a
  * report stuck writing its files, far above what one takes. */
 #define GT_FINISH_WAIT_MS 5000u
+/* The longest a thread that crashed waits for the final report (signals.c). */
+#define GT_FATAL_WAIT_MS 1000u
 
 /* (Re)starts the pipeline with every buffer empty and no drain thread yet.
  * No other thread may be recording. */
@@ -666,6 +694,23 @@ void gt_trace_discard(gt_trace *t);
  * says, completing the trace (which is left empty); a file that cannot be
  * written gives a warning. */
 void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace);
+
+/* The report files alone (as gt_emit writes them); with trace NULL the
+ * Chrome trace is left as it is (a snapshot: see snapshot.c). */
+void gt_emit_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
+                   gt_trace *trace);
+
+/* snapshot.c. A snapshot: the report files but the trace, which is
+ * completed at the end only (it is streamed: valid only once closed), and
+ * the summary the gputrace command asked for, if it did. */
+void gt_emit_snapshot(const gt_report *r, const gt_process_info *p, const gt_config *cfg);
+/* At load: the command's path template for the snapshots' summary
+ * (GPUTRACE_SNAPSHOT_SUMMARY; NULL: none). */
+#define GT_SNAPSHOT_SUMMARY_VAR "GPUTRACE_SNAPSHOT_SUMMARY"
+void gt_snapshot_summary_init(const char *tmpl);
+int gt_emit_snapshot_summary_asked(void);
+/* A report made at an end step: the command has no summary to print. */
+void gt_snapshot_summary_remove(const gt_process_info *p);
 
 /* At load: a GPUTRACE_OUTPUT template that expands to a relative path is
  * made absolute against the working directory, so that a program that

@@ -17,6 +17,15 @@
  * Timestamps leave the tool's own work outside the ranges: a range opens
  * once its name is resolved and closes as the closing call starts.
  *
+ * Capture windows (capture.h): a range is recorded when it opens inside
+ * a window, and then so is its end, wherever that falls, so that the
+ * report pairs every range it has; one opened outside is not recorded at
+ * all. Marks are recorded inside windows. With nvtx:NAME a range of that
+ * name opens a window before it is recorded, and its end closes it after.
+ * Which pushes were recorded is kept per thread, domain and level (the
+ * first 64 levels; deeper, the window at the pop decides); a start's
+ * range id carries it in its top bits.
+ *
  * Return values are NVTX's whether or not `nvtx` is recorded: a push
  * returns the 0-based level of the range it opens in its domain, a pop the
  * level of the range it closes (-1 when none is open), a start a range id
@@ -25,6 +34,7 @@
  * The first call may come before the shim's constructor ran (a static
  * initialiser of the program or of a library loaded before it): the entry
  * point starts the shim itself. */
+#include "capture.h"
 #include "internal.h"
 #include "nvtx_internal.h"
 
@@ -32,9 +42,24 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* What one thread keeps: push depths per domain, the message cache. */
+#define RECORDED_LEVELS 64u /* levels whose push is remembered as recorded or not */
+#define CAPTURE_NEST 16u    /* ranges of the capture's name open at once on a thread */
+
+/* Range ids: a start made outside a window (not recorded), one of the
+ * capture's name. Ids count from 1 and never reach these bits. */
+#define ID_UNRECORDED (1ull << 62)
+#define ID_CAPTURE (1ull << 63)
+
+/* What one thread keeps: push depths per domain, which pushes were
+ * recorded, the capture ranges it has open, the message cache. */
 typedef struct nvtx_thread {
     int32_t depth[GT_NVTX_DEPTH_SLOTS];
+    uint64_t recorded[GT_NVTX_DEPTH_SLOTS]; /* bit L: the push at level L was recorded */
+    uint32_t n_capture;
+    struct {
+        uint32_t slot;
+        int32_t level;
+    } capture[CAPTURE_NEST];
     gt_nvtx_name_cache names;
 } nvtx_thread;
 
@@ -86,6 +111,12 @@ static inline int nvtx_recorded(void)
     return (gt_cfg.categories & GT_CAT_BIT(GT_CAT_NVTX)) != 0;
 }
 
+/* Recorded now: `nvtx` is on and a capture window is open. */
+static inline int nvtx_recorded_now(void)
+{
+    return nvtx_recorded() && gt_capture_open();
+}
+
 /* A message as the caller gave it, resolved only when recorded. */
 typedef struct message {
     int32_t type; /* nvtxMessageType_t */
@@ -127,6 +158,56 @@ static uint32_t message_name(nvtx_thread *t, const message *m)
     }
 }
 
+/* The string ids of GPUTRACE_CAPTURE=nvtx:NAME[@DOMAIN], interned as
+ * messages and domain names are, so that ids compare. */
+static struct {
+    uint32_t name, domain;
+    int any_domain;
+} capture_ids;
+static pthread_once_t capture_once = PTHREAD_ONCE_INIT;
+
+static void capture_intern(void)
+{
+    capture_ids.name = gt_nvtx_name_a(NULL, gt_cfg.capture_name);
+    capture_ids.any_domain = strcmp(gt_cfg.capture_domain, "*") == 0;
+    if (gt_cfg.capture_domain[0] && !capture_ids.any_domain)
+        capture_ids.domain = gt_nvtx_name_a(NULL, gt_cfg.capture_domain);
+}
+
+/* Whether a range with this message in this domain is one the nvtx
+ * capture mode waits for. */
+static int capture_match(nvtx_thread *t, const gt_nvtx_domain *d, const message *m)
+{
+    if (GT_LIKELY(gt_cfg.capture != GT_CAPTURE_NVTX)) return 0;
+    pthread_once(&capture_once, capture_intern);
+    if (!capture_ids.name) return 0; /* no memory to intern it: nothing matches */
+    if (!capture_ids.any_domain && d->name != capture_ids.domain) return 0;
+    return message_name(t, m) == capture_ids.name;
+}
+
+/* A push at (slot, level) of the capture's name opens a window; its pop
+ * closes it. Past CAPTURE_NEST open at once, a push changes nothing. */
+static void capture_push(nvtx_thread *t, uint32_t slot, int32_t level)
+{
+    if (!t || t->n_capture >= CAPTURE_NEST) return;
+    t->capture[t->n_capture].slot = slot;
+    t->capture[t->n_capture].level = level;
+    t->n_capture++;
+    gt_capture_nvtx(1);
+}
+
+static void capture_pop(nvtx_thread *t, uint32_t slot, int32_t level)
+{
+    if (!t) return;
+    for (uint32_t i = t->n_capture; i-- > 0;) {
+        if (t->capture[i].slot != slot || t->capture[i].level != level) continue;
+        memmove(&t->capture[i], &t->capture[i + 1], (t->n_capture - i - 1) * sizeof t->capture[0]);
+        t->n_capture--;
+        gt_capture_nvtx(-1);
+        return;
+    }
+}
+
 /* One record; ticks 0: stamped now, after the message is resolved. */
 static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const message *m,
                    uint64_t range_id, uint64_t ticks)
@@ -149,46 +230,68 @@ static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const 
 static int range_push(const gt_nvtx_domain *d, const message *m)
 {
     nvtx_thread *t = thread_get();
+    uint32_t slot = gt_nvtx_depth_slot(d);
     int level = -1;
     if (GT_LIKELY(t)) {
-        int32_t *depth = &t->depth[gt_nvtx_depth_slot(d)];
+        int32_t *depth = &t->depth[slot];
         level = *depth;
         if (*depth < INT32_MAX) ++*depth;
     }
-    if (nvtx_recorded()) record(GT_EV_NVTX_PUSH, t, d, m, 0, 0);
+    if (GT_UNLIKELY(capture_match(t, d, m)) && level >= 0) capture_push(t, slot, level);
+    int recorded = nvtx_recorded_now();
+    if (t && level >= 0 && (uint32_t)level < RECORDED_LEVELS) {
+        uint64_t bit = 1ull << level;
+        t->recorded[slot] = recorded ? t->recorded[slot] | bit : t->recorded[slot] & ~bit;
+    }
+    if (recorded) record(GT_EV_NVTX_PUSH, t, d, m, 0, 0);
     return level;
 }
 
 static int range_pop(const gt_nvtx_domain *d)
 {
-    int recorded = nvtx_recorded();
-    uint64_t now = recorded ? gt_clock_ticks() : 0;
+    uint64_t now = nvtx_recorded() ? gt_clock_ticks() : 0;
     nvtx_thread *t = thread_get();
+    uint32_t slot = gt_nvtx_depth_slot(d);
     int level = -1;
     if (GT_LIKELY(t)) {
-        int32_t *depth = &t->depth[gt_nvtx_depth_slot(d)];
+        int32_t *depth = &t->depth[slot];
         if (*depth > 0) level = --*depth;
     }
-    /* An unbalanced pop is recorded too: the report counts it. */
+    /* The pop of a recorded push is recorded, in a window or not; an
+     * unbalanced pop is recorded in a window: the report counts it. */
+    int recorded = level >= 0 && (uint32_t)level < RECORDED_LEVELS
+                       ? nvtx_recorded() && (t->recorded[slot] >> level & 1u)
+                       : nvtx_recorded_now();
     if (recorded) record(GT_EV_NVTX_POP, t, d, NULL, 0, now);
+    if (GT_UNLIKELY(t && t->n_capture) && level >= 0) capture_pop(t, slot, level);
     return level;
 }
 
 static nvtxRangeId_t range_start(const gt_nvtx_domain *d, const message *m)
 {
     nvtxRangeId_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
-    if (nvtx_recorded()) record(GT_EV_NVTX_START, thread_get(), d, m, id, 0);
+    nvtx_thread *t = thread_get();
+    if (GT_UNLIKELY(capture_match(t, d, m))) {
+        id |= ID_CAPTURE;
+        gt_capture_nvtx(1);
+    }
+    if (nvtx_recorded_now())
+        record(GT_EV_NVTX_START, t, d, m, id, 0);
+    else if (nvtx_recorded())
+        id |= ID_UNRECORDED;
     return id;
 }
 
 static void range_end(const gt_nvtx_domain *d, nvtxRangeId_t id)
 {
-    if (nvtx_recorded()) record(GT_EV_NVTX_END, NULL, d, NULL, id, gt_clock_ticks());
+    if (nvtx_recorded() && !(id & ID_UNRECORDED))
+        record(GT_EV_NVTX_END, NULL, d, NULL, id, gt_clock_ticks());
+    if (GT_UNLIKELY(id & ID_CAPTURE)) gt_capture_nvtx(-1);
 }
 
 static void mark(const gt_nvtx_domain *d, const message *m)
 {
-    if (nvtx_recorded()) record(GT_EV_NVTX_MARK, thread_get(), d, m, 0, 0);
+    if (nvtx_recorded_now()) record(GT_EV_NVTX_MARK, thread_get(), d, m, 0, 0);
 }
 
 static const gt_nvtx_domain *global_domain(void)
@@ -436,6 +539,12 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
         return r;
     }
     pthread_once(&key_once, make_key);
+    /* A program that uses NVTX and no CUDA still needs the drain thread to
+     * open and close time-limited capture windows (capture.h). */
+    if (gt_cfg.delay_ns || gt_cfg.duration_ns) {
+        gt_capture_poll(gt_clock_mono_ns());
+        gt_drain_ensure_started();
+    }
     const NvtxExportTableCallbacks *etbl = get ? get(NVTX_ETID_CALLBACKS) : NULL;
     int ok = etbl &&
              etbl->struct_size >= FIELD_END(NvtxExportTableCallbacks, GetModuleFunctionTable) &&

@@ -140,13 +140,16 @@ static inline __attribute__((always_inline)) void describe(const gt_call *c, CUr
     }
 }
 
-/* The record of a call: the call's own part. */
+/* The record of a call: the call's own part. Only the KEEP wrappers
+ * (hook.h) make records outside a capture window, and a call whose window
+ * closed while it ran ends outside it too. */
 static inline void finish(gt_event *ev, const gt_call *c, int32_t result, uint64_t t1)
 {
     ev->api = gt_hook_api(c->hook);
     ev->result = result;
     ev->host_start = c->t0;
     ev->host_end = t1;
+    if (GT_UNLIKELY(!gt_capture_open())) ev->flags |= GT_EVF_UNCAPTURED;
 }
 
 /* Hands the pair to the record (or lets it go) and commits. */

@@ -66,6 +66,7 @@ void gt_compile_after(const gt_compile_call *c, uint64_t t1, int status, gt_stat
     ev->u.compile.inputs = c->inputs;
     ev->u.compile.options = c->options;
     ev->u.compile.first = c->first;
+    if (!gt_capture_open()) ev->flags |= GT_EVF_UNCAPTURED;
     gt_ev_commit(ev);
 }
 

@@ -4,7 +4,8 @@
  * taken belong to it. A context that really ends (cuCtxDestroy, a primary
  * context reset, or released for the last time) is recorded as
  * GT_EV_CTX_END: the memory still allocated in it goes with it, and the
- * report says so rather than calling it leaked. */
+ * report says so rather than calling it leaked. Like allocations, these
+ * calls are recorded outside capture windows too (capture.h). */
 #include "hook.h"
 
 static gt_real_cache primary_state, primary_retain, primary_release;

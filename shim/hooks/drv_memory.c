@@ -25,9 +25,9 @@
         }                                                                                          \
     } while (0)
 
-/* A wrapper whose call changes host memory: like GT_DRIVER_WRAPPER_THEN
- * (`then` runs after a successful call), plus `track`, run even when
- * nothing is recorded. */
+/* A wrapper whose call changes host memory: like
+ * GT_DRIVER_KEEP_WRAPPER_THEN (`then` runs after a successful call), plus
+ * `track`, run even when nothing is recorded. */
 #define TRACKED(sym, base, kind, params, args, track, then, ...)                                   \
     GT_DRIVER_HOOK(sym, base, GT_CAT_MEMORY)                                                       \
     GT_EXPORT CUresult CUDAAPI sym params                                                          \
@@ -48,11 +48,13 @@
             });                                                                                    \
     }
 
+/* Memory in use is followed outside capture windows too (capture.h). */
 #define ALLOC(sym, base, params, args, then, ...)                                                  \
-    GT_DRIVER_WRAPPER_THEN(sym, base, GT_CAT_MEMORY, GT_EV_ALLOC, params, args,                    \
-                           if (r_ == CUDA_SUCCESS) then, __VA_ARGS__)
+    GT_DRIVER_KEEP_WRAPPER_THEN(sym, base, GT_CAT_MEMORY, GT_EV_ALLOC, params, args,               \
+                                if (r_ == CUDA_SUCCESS) then, __VA_ARGS__)
 #define FREE(sym, base, params, args, ...)                                                         \
-    GT_DRIVER_WRAPPER(sym, base, GT_CAT_MEMORY, GT_EV_FREE, params, args, __VA_ARGS__)
+    GT_DRIVER_KEEP_WRAPPER_THEN(sym, base, GT_CAT_MEMORY, GT_EV_FREE, params, args, (void)0,       \
+                                __VA_ARGS__)
 
 /* ------------------------------------------------------------ device memory */
 

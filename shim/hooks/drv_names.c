@@ -15,9 +15,11 @@
         }                                                                                          \
     } while (0)
 
+/* Names are noted outside capture windows too (capture.h): a kernel
+ * launched in a window is usually looked up before it. */
 #define NAME_SOURCE(sym, params, args, note)                                                       \
-    GT_DRIVER_WRAPPER_THEN(sym, sym, GT_CAT_KERNEL, GT_EV_API, params, args,                       \
-                           NOTE_AFTER(sym, r_, note), (void)c)
+    GT_DRIVER_KEEP_WRAPPER_THEN(sym, sym, GT_CAT_KERNEL, GT_EV_API, params, args,                  \
+                                NOTE_AFTER(sym, r_, note), (void)c)
 
 NAME_SOURCE(cuModuleGetFunction, (CUfunction * f, CUmodule m, const char *name), (f, m, name),
             gt_kernel_name_note_function((uint64_t)(uintptr_t)*f, name))

@@ -31,6 +31,7 @@ static void record_free(uint64_t handle, uint16_t device)
     ev->host_start = ev->host_end = gt_clock_ticks();
     ev->u.mem.addr = handle;
     ev->u.mem.mem_kind = GT_MEM_VMM;
+    if (!gt_capture_open()) ev->flags |= GT_EVF_UNCAPTURED;
     gt_ev_commit(ev);
 }
 
@@ -98,11 +99,12 @@ static void device_of(gt_call *c, const CUmemAllocationProp *prop)
         c->device = (uint16_t)prop->location.id;
 }
 
-GT_DRIVER_WRAPPER_THEN(cuMemCreate, cuMemCreate, GT_CAT_MEMORY, GT_EV_ALLOC,
-                       (CUmemGenericAllocationHandle * handle, size_t size,
-                        const CUmemAllocationProp *prop, unsigned long long flags),
-                       (handle, size, prop, flags),
-                       VMM_NOTE(cuMemCreate, r_, created(&c, *handle, size)), device_of(&c, prop))
+GT_DRIVER_KEEP_WRAPPER_THEN(cuMemCreate, cuMemCreate, GT_CAT_MEMORY, GT_EV_ALLOC,
+                            (CUmemGenericAllocationHandle * handle, size_t size,
+                             const CUmemAllocationProp *prop, unsigned long long flags),
+                            (handle, size, prop, flags),
+                            VMM_NOTE(cuMemCreate, r_, created(&c, *handle, size)),
+                            device_of(&c, prop))
 
 static void release(CUmemGenericAllocationHandle handle)
 {
@@ -113,9 +115,9 @@ static void release(CUmemGenericAllocationHandle handle)
     if (ch.freed) record_free((uint64_t)handle, ch.device);
 }
 
-GT_DRIVER_WRAPPER_THEN(cuMemRelease, cuMemRelease, GT_CAT_MEMORY, GT_EV_API,
-                       (CUmemGenericAllocationHandle handle), (handle),
-                       VMM_NOTE(cuMemRelease, r_, release(handle)), (void)c)
+GT_DRIVER_KEEP_WRAPPER_THEN(cuMemRelease, cuMemRelease, GT_CAT_MEMORY, GT_EV_API,
+                            (CUmemGenericAllocationHandle handle), (handle),
+                            VMM_NOTE(cuMemRelease, r_, release(handle)), (void)c)
 
 static void map(CUdeviceptr ptr, size_t size, CUmemGenericAllocationHandle handle)
 {
@@ -124,11 +126,11 @@ static void map(CUdeviceptr ptr, size_t size, CUmemGenericAllocationHandle handl
         gt_handle_edit(&allocations, (uint64_t)handle, 0, mapped, NULL);
 }
 
-GT_DRIVER_WRAPPER_THEN(cuMemMap, cuMemMap, GT_CAT_MEMORY, GT_EV_API,
-                       (CUdeviceptr ptr, size_t size, size_t offset,
-                        CUmemGenericAllocationHandle handle, unsigned long long flags),
-                       (ptr, size, offset, handle, flags),
-                       VMM_NOTE(cuMemMap, r_, map(ptr, size, handle)), (void)c)
+GT_DRIVER_KEEP_WRAPPER_THEN(cuMemMap, cuMemMap, GT_CAT_MEMORY, GT_EV_API,
+                            (CUdeviceptr ptr, size_t size, size_t offset,
+                             CUmemGenericAllocationHandle handle, unsigned long long flags),
+                            (ptr, size, offset, handle, flags),
+                            VMM_NOTE(cuMemMap, r_, map(ptr, size, handle)), (void)c)
 
 static void unmap(CUdeviceptr ptr, size_t size)
 {
@@ -146,13 +148,14 @@ static void unmap(CUdeviceptr ptr, size_t size)
     }
 }
 
-GT_DRIVER_WRAPPER_THEN(cuMemUnmap, cuMemUnmap, GT_CAT_MEMORY, GT_EV_API,
-                       (CUdeviceptr ptr, size_t size), (ptr, size),
-                       VMM_NOTE(cuMemUnmap, r_, unmap(ptr, size)), (void)c)
+GT_DRIVER_KEEP_WRAPPER_THEN(cuMemUnmap, cuMemUnmap, GT_CAT_MEMORY, GT_EV_API,
+                            (CUdeviceptr ptr, size_t size), (ptr, size),
+                            VMM_NOTE(cuMemUnmap, r_, unmap(ptr, size)), (void)c)
 
-GT_DRIVER_WRAPPER_THEN(cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, GT_CAT_MEMORY,
-                       GT_EV_API, (CUmemGenericAllocationHandle * handle, void *addr),
-                       (handle, addr),
-                       VMM_NOTE(cuMemRetainAllocationHandle, r_,
-                                gt_handle_edit(&allocations, (uint64_t)*handle, 0, retained, NULL)),
-                       (void)c)
+GT_DRIVER_KEEP_WRAPPER_THEN(cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, GT_CAT_MEMORY,
+                            GT_EV_API, (CUmemGenericAllocationHandle * handle, void *addr),
+                            (handle, addr),
+                            VMM_NOTE(cuMemRetainAllocationHandle, r_,
+                                     gt_handle_edit(&allocations, (uint64_t)*handle, 0, retained,
+                                                    NULL)),
+                            (void)c)

@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "capture.h"
 #include "gpu_time.h"
 #include "internal.h"
 #include "intercept.h"
@@ -82,15 +83,33 @@
         return real_ args;                                                                         \
     if (GT_UNLIKELY(!real_)) return (notfound)
 
+/* Outside a capture window (capture.h) the gate is 0 and no mode passes:
+ * the same one test as a hook whose categories are off. */
 #define GT_DRIVER_ENTER(sym, args)                                                                 \
     GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND, args);                                                 \
-    if (!gt_hook_mode(&gt_hook_##sym) || gt_tls.guard) return real_ args
+    if (!(gt_hook_mode(&gt_hook_##sym) & gt_capture_mask()) || gt_tls.guard) return real_ args
 
 /* A runtime call made by the runtime itself, under a recorded one, is part
  * of that one: passed through. */
 #define GT_RUNTIME_ENTER(sym, args)                                                                \
     GT_ENTER_ANY(sym, cudaErrorSymbolNotFound, args);                                              \
+    if (!(gt_hook_mode(&gt_hook_##sym) & gt_capture_mask()) || gt_tls.guard || gt_rt_current)      \
+    return real_ args
+
+/* The KEEP forms are for calls whose bookkeeping the shim needs whether or
+ * not a capture window is open (allocations and frees for memory in use,
+ * the calls that name kernels): they are recorded outside windows too, and
+ * their records say so (GT_EVF_UNCAPTURED, call.c). */
+#define GT_DRIVER_KEEP_ENTER(sym, args)                                                            \
+    GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND, args);                                                 \
+    if (!gt_hook_mode(&gt_hook_##sym) || gt_tls.guard) return real_ args
+#define GT_RUNTIME_KEEP_ENTER(sym, args)                                                           \
+    GT_ENTER_ANY(sym, cudaErrorSymbolNotFound, args);                                              \
     if (!gt_hook_mode(&gt_hook_##sym) || gt_tls.guard || gt_rt_current) return real_ args
+#define GT_DRIVER_KEEP_HOOK GT_DRIVER_HOOK
+#define GT_RUNTIME_KEEP_HOOK GT_RUNTIME_HOOK
+#define GT_DRIVER_KEEP_CALL_THEN GT_DRIVER_CALL_THEN
+#define GT_RUNTIME_KEEP_CALL_THEN GT_RUNTIME_CALL_THEN
 
 /* One side of a copy, as the API names it. */
 enum gt_side {
@@ -283,6 +302,13 @@ void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r);
     GT_WRAPPER_(DRIVER, CUresult, CUDAAPI, sym, base, cat, kind, params, args, (void)0, __VA_ARGS__)
 #define GT_RUNTIME_WRAPPER(sym, base, cat, kind, params, args, ...)                                \
     GT_WRAPPER_(RUNTIME, cudaError_t, CUDARTAPI, sym, base, cat, kind, params, args, (void)0,      \
+                __VA_ARGS__)
+/* Wrappers of calls that keep bookkeeping (the KEEP forms above). */
+#define GT_DRIVER_KEEP_WRAPPER_THEN(sym, base, cat, kind, params, args, then, ...)                 \
+    GT_WRAPPER_(DRIVER_KEEP, CUresult, CUDAAPI, sym, base, cat, kind, params, args, then,          \
+                __VA_ARGS__)
+#define GT_RUNTIME_KEEP_WRAPPER_THEN(sym, base, cat, kind, params, args, then, ...)                \
+    GT_WRAPPER_(RUNTIME_KEEP, cudaError_t, CUDARTAPI, sym, base, cat, kind, params, args, then,    \
                 __VA_ARGS__)
 /* With a statement run after the real call (see GT_DRIVER_CALL_THEN). */
 #define GT_DRIVER_WRAPPER_THEN(sym, base, cat, kind, params, args, then, ...)                      \

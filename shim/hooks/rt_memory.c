@@ -5,11 +5,13 @@
 #include "memory.h"
 #include "rt_decls.h"
 
+/* Memory in use is followed outside capture windows too (capture.h). */
 #define ALLOC(sym, base, params, args, then, ...)                                                  \
-    GT_RUNTIME_WRAPPER_THEN(sym, base, GT_CAT_MEMORY, GT_EV_ALLOC, params, args,                   \
-                            if (r_ == cudaSuccess) then, __VA_ARGS__)
+    GT_RUNTIME_KEEP_WRAPPER_THEN(sym, base, GT_CAT_MEMORY, GT_EV_ALLOC, params, args,              \
+                                 if (r_ == cudaSuccess) then, __VA_ARGS__)
 #define FREE(sym, base, params, args, ...)                                                         \
-    GT_RUNTIME_WRAPPER(sym, base, GT_CAT_MEMORY, GT_EV_FREE, params, args, __VA_ARGS__)
+    GT_RUNTIME_KEEP_WRAPPER_THEN(sym, base, GT_CAT_MEMORY, GT_EV_FREE, params, args, (void)0,      \
+                                 __VA_ARGS__)
 
 ALLOC(cudaMalloc, cudaMalloc, (void **p, size_t n), (p, n), gt_call_allocated(&c, GT_PTR_ID(*p), n),
       gt_call_mem(&c, GT_MEM_DEVICE, 0))

@@ -23,6 +23,7 @@ static uint64_t consumed;
 static uint64_t runs;
 static gt_pipeline_totals totals;
 static int finished_calls;
+static int snapshots, snapshots_wrong; /* snapshot reports; those not as consumed */
 
 void check_reset(void)
 {
@@ -32,6 +33,7 @@ void check_reset(void)
     runs = 0;
     memset(&totals, 0, sizeof totals);
     finished_calls = 0;
+    snapshots = snapshots_wrong = 0;
 }
 
 static uint64_t payload(uint32_t tid, uint64_t seq)
@@ -129,8 +131,24 @@ void check_consume(gt_event *ev, void *ctx)
 void check_finished(const gt_pipeline_totals *t, void *ctx)
 {
     (void)ctx;
+    if (t->snapshot) {
+        /* Made on the draining thread after the records it counts. */
+        if (t->records != consumed || t->final) snapshots_wrong++;
+        snapshots++;
+        return;
+    }
     totals = *t;
     finished_calls++;
+}
+
+int check_snapshots(void)
+{
+    return snapshots;
+}
+
+int check_snapshots_wrong(void)
+{
+    return snapshots_wrong;
 }
 
 int check_finished_calls(void)

@@ -40,7 +40,9 @@ void check_fill(gt_event *ev);
  * were stored. throttle: wait while a quarter of the cap is pending. */
 uint64_t check_record_n(uint64_t n, int throttle);
 
-int check_finished_calls(void);
+int check_finished_calls(void); /* reports but snapshots */
+int check_snapshots(void);
+int check_snapshots_wrong(void); /* snapshots whose count was not what had been consumed */
 const gt_pipeline_totals *check_totals(void);
 uint64_t check_consumed(void);
 int check_threads_seen(void);

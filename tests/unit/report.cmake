@@ -1,7 +1,7 @@
 # Unit tests of the pure report code (report/).
 find_package(Threads REQUIRED)
 
-foreach(_t stats strtab aggregate gpu_busy memory nvtx output json display_name)
+foreach(_t stats strtab aggregate gpu_busy memory nvtx output json display_name capture snapshot)
   gt_unit_test(report_${_t} SOURCES test_report_${_t}.c LIBS gt_report Threads::Threads
                LABELS report)
 endforeach()

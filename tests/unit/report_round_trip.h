@@ -50,7 +50,8 @@ static inline void check_round_trip(const gt_report *r, const gt_process_info *p
     const gt_process_info *bp = gt_report_process(back);
     char *again = render(gt_report_write_json, back, bp);
     assert_string_equal(again, json);
-    for (render_verbosity = GT_VERB_DEFAULT; render_verbosity <= GT_VERB_DEBUG; render_verbosity++) {
+    for (render_verbosity = GT_VERB_DEFAULT; render_verbosity <= GT_VERB_DEBUG;
+         render_verbosity++) {
         char *want = render(summary_at, r, p), *got = render(summary_at, back, bp);
         assert_string_equal(got, want);
         free(want);

@@ -1,6 +1,7 @@
 # Unit tests of the shim core (label shim; the event pipeline also `pipeline`,
 # which scripts/sanitize.sh runs under ThreadSanitizer).
 gt_unit_test(shim_config SOURCES test_shim_config.c LIBS gt_shim_core LABELS shim)
+gt_unit_test(shim_capture SOURCES test_shim_capture.c LIBS gt_shim_core LABELS shim)
 gt_unit_test(shim_pipeline SOURCES test_shim_pipeline.c pipeline_check.c LIBS gt_shim_core
              LABELS shim pipeline TIMEOUT 300)
 gt_unit_test(shim_pipeline_held SOURCES test_shim_pipeline_held.c pipeline_check.c

@@ -126,11 +126,46 @@ static void test_idle_gaps(void **unused)
     gt_gpu_busy_free(&b);
 }
 
+/* A gap across the opening of a capture window is not idle time seen;
+ * one inside a window is. */
+static void test_fences(void **unused)
+{
+    (void)unused;
+    gt_gpu_busy b = {0};
+    uint64_t ms = 1000000;
+    gt_gpu_busy_add(&b, 0, 1 * ms);
+    gt_gpu_busy_add(&b, 3 * ms, 4 * ms); /* a 2 ms gap in the first window */
+    gt_gpu_busy_fence(&b, 10 * ms);      /* the second window */
+    gt_gpu_busy_add(&b, 12 * ms, 13 * ms);
+    gt_gpu_busy_add(&b, 20 * ms, 21 * ms); /* a 7 ms gap in it */
+    gt_gpu_gaps g;
+    gt_gpu_busy_gaps(&b, &g);
+    assert_int_equal(g.count, 2);
+    assert_int_equal(g.total_ns, 9 * ms);
+    assert_int_equal(g.largest_ns, 7 * ms);
+    gt_gpu_busy_free(&b);
+
+    /* Through retirement: fences behind the horizon go, the rest hold. */
+    gt_gpu_busy r = {0};
+    for (uint64_t i = 0; i < 3 * GT_GPU_BUSY_WINDOW; i++) {
+        if (i % 2) gt_gpu_busy_fence(&r, i * 10 * ms + 5 * ms);
+        gt_gpu_busy_add(&r, i * 10 * ms, i * 10 * ms + ms);
+    }
+    gt_gpu_busy_gaps(&r, &g);
+    /* Gaps after even intervals have no fence: half of them (one fewer). */
+    assert_int_equal(g.count, 3 * GT_GPU_BUSY_WINDOW / 2);
+    assert_true(r.nfences <= GT_GPU_BUSY_WINDOW);
+    gt_gpu_busy_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_overlaps_merge),    cmocka_unit_test(test_random_against_bitmap),
-        cmocka_unit_test(test_long_run_in_order), cmocka_unit_test(test_late_interval_is_clipped),
+        cmocka_unit_test(test_fences),
+        cmocka_unit_test(test_overlaps_merge),
+        cmocka_unit_test(test_random_against_bitmap),
+        cmocka_unit_test(test_long_run_in_order),
+        cmocka_unit_test(test_late_interval_is_clipped),
         cmocka_unit_test(test_idle_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,6 +51,40 @@ static void test_options_round_trip(void **unused)
     }
 }
 
+/* Capture windows and snapshots read back: a limited capture, one with no
+ * window (its reason), a snapshot, a final report made on a signal. */
+static void test_capture_and_snapshot_round_trip(void **unused)
+{
+    (void)unused;
+    static const struct {
+        enum gt_capture_mode kind;
+        const char *mode;
+        uint64_t windows, opens, delay;
+        bool final;
+        int signal;
+    } cases[] = {
+        {GT_CAPTURE_PROFILER, "profiler-api", 3, 3, 0, true, 0},
+        {GT_CAPTURE_NVTX, "nvtx:step@lib", 0, 2, 2000000000u, false, 0},
+        {GT_CAPTURE_ALL, "all", 1, 1, 500000000u, true, 11},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sample s;
+        sample_build(&s, NULL);
+        gt_capture_info c;
+        memset(&c, 0, sizeof c);
+        c.kind = cases[i].kind;
+        snprintf(c.mode, sizeof c.mode, "%s", cases[i].mode);
+        c.windows = cases[i].windows;
+        c.mode_opens = cases[i].opens;
+        c.delay_ns = cases[i].delay;
+        c.captured_ns = cases[i].windows * 1000u;
+        gt_report_set_capture(s.r, &c);
+        gt_report_set_snapshot(s.r, s.p.end_ns, cases[i].final, cases[i].signal);
+        check_round_trip(s.r, &s.p);
+        sample_free(&s);
+    }
+}
+
 /* A graph launch, an untimed (captured) kernel, memsets, a failed
  * compilation, a failure the shim had no name for, memory released with
  * its context, dropped, late and pending events, GPU timing off for a
@@ -94,8 +128,8 @@ static void test_unusual_rows_round_trip(void **unused)
     ev = sample_call(&s, GT_EV_CTX_END, "cuCtxDestroy_v2", 30000);
     ev.u.mem.ctx = 0x5c;
     sample_add(&s, ev);
-    gt_report_set_counts(s.r, &(gt_report_counts){
-                                  .dropped = 17, .late = 40, .late_gpu_work = 6, .gpu_pending = 3});
+    gt_report_set_counts(
+        s.r, &(gt_report_counts){.dropped = 17, .late = 40, .late_gpu_work = 6, .gpu_pending = 3});
     gt_report_set_gpu_timing_off(s.r, "the driver has no cuEventQuery");
     uint32_t dom = intern(s.names, "io"), tid = 77;
     const char *levels[] = {"outer", "mid", "inner", "innermost"};
@@ -104,8 +138,8 @@ static void test_unusual_rows_round_trip(void **unused)
             sample_add(&s, nvtx_event(GT_EV_NVTX_PUSH, tid, s.t += 1000, d % 2 ? dom : 0,
                                       intern(s.names, levels[d]), 0));
         for (unsigned d = 4; d-- > 0;)
-            sample_add(&s, nvtx_event(GT_EV_NVTX_POP, tid, s.t += 1000 * (d + 1), d % 2 ? dom : 0,
-                                      0, 0));
+            sample_add(
+                &s, nvtx_event(GT_EV_NVTX_POP, tid, s.t += 1000 * (d + 1), d % 2 ? dom : 0, 0, 0));
     }
     sample_add(&s, nvtx_event(GT_EV_NVTX_PUSH, tid, s.t += 10, 0, intern(s.names, "left open"), 0));
     sample_add(&s, nvtx_event(GT_EV_NVTX_MARK, tid, s.t += 10, 0, intern(s.names, "mark"), 0));
@@ -163,8 +197,10 @@ static void test_refuses_what_is_not_a_report(void **unused)
     expect_refused("{\"tool\": \"gputrace\", \"schema\": 2}", "schema 2 is not supported");
     expect_refused("{\"tool\": \"gputrace\"}", "no schema number");
     expect_refused("{\"tool\": \"gputrace\", \"schema\": 1,", "truncated");
-    expect_refused("{\"tool\": \"gputrace\", \"schema\": 1} x", "not valid JSON at line 1, column 35");
-    expect_refused("{\"tool\": \"gputrace\",\n \"schema\": 1, ]", "not valid JSON at line 2, column 15");
+    expect_refused("{\"tool\": \"gputrace\", \"schema\": 1} x",
+                   "not valid JSON at line 1, column 35");
+    expect_refused("{\"tool\": \"gputrace\",\n \"schema\": 1, ]",
+                   "not valid JSON at line 2, column 15");
     char deep[4000];
     memset(deep, '[', 3000);
     deep[3000] = '\0';
@@ -184,7 +220,8 @@ static void test_refuses_bad_values(void **unused)
     expect_refused(json, "truncated");
     free(json);
     expect_edit_refused("\"events\": 264", "\"events\": -1", "totals.events: expected an integer");
-    expect_edit_refused("\"events\": 264", "\"events\": 1e400", "totals.events: expected an integer");
+    expect_edit_refused("\"events\": 264", "\"events\": 1e400",
+                        "totals.events: expected an integer");
     expect_edit_refused("\"events\": 264", "\"events\": 2.5", "totals.events: expected an integer");
     expect_edit_refused("\"events\": 264", "\"events\": 18446744073709551616",
                         "totals.events: expected an integer");
@@ -195,9 +232,11 @@ static void test_refuses_bad_values(void **unused)
                         "memcpy[0].direction: not a value this gputrace knows");
     expect_edit_refused("\"kernels\": [", "\"kernels\": 7, \"x\": [", "kernels: expected an array");
     expect_edit_refused("\"name\": \"reduce_status(int const*, int*, int)\"",
-                        "\"name\": \"init_states(double*, int)\"", "a second row with the same key");
+                        "\"name\": \"init_states(double*, int)\"",
+                        "a second row with the same key");
     expect_edit_refused("\"device\": 1,", "\"device\": 0,", "a second row for the same device");
-    expect_edit_refused("\"pid\": 4242", "\"pid\": 99999999999", "process.pid: expected an integer");
+    expect_edit_refused("\"pid\": 4242", "\"pid\": 99999999999",
+                        "process.pid: expected an integer");
 }
 
 /* Names hold whatever bytes the file has; they reach the writers, which
@@ -205,17 +244,18 @@ static void test_refuses_bad_values(void **unused)
 static void test_accepts_hostile_names_and_extra_keys(void **unused)
 {
     (void)unused;
-    char *json = sample_json_with("\"name\": \"init_states(double*, int)\"",
-                                  "\"name\": \"bad \\u0000 \xff\xfe \\u00e9\", \"display_name\": 3");
+    char *json =
+        sample_json_with("\"name\": \"init_states(double*, int)\"",
+                         "\"name\": \"bad \\u0000 \xff\xfe \\u00e9\", \"display_name\": 3");
     char *more = strstr(json, "\"dropped\"");
     assert_non_null(more);
     char *edited = NULL;
-    assert_true(asprintf(&edited, "%.*s\"captured_events\": 5, \"label\": \"x\", %s", (int)(more - json),
-                         json, more) > 0);
+    assert_true(asprintf(&edited, "%.*s\"captured_events\": 5, \"label\": \"x\", %s",
+                         (int)(more - json), json, more) > 0);
     char *tail = strrchr(edited, '}');
     *tail = '\0';
     char *full = NULL;
-    assert_true(asprintf(&full, "%s, \"capture\": {\"mode\": \"all\", \"w\": [1, 2.5, \"\xc3\"]}}",
+    assert_true(asprintf(&full, "%s, \"upcoming\": {\"mode\": \"all\", \"w\": [1, 2.5, \"\xc3\"]}}",
                          edited) > 0);
     gt_strtab *names = gt_strtab_create();
     char err[GT_LOAD_ERROR_MAX] = "";
@@ -224,7 +264,7 @@ static void test_accepts_hostile_names_and_extra_keys(void **unused)
     char *out = render(gt_report_write_json, r, gt_report_process(r));
     assert_non_null(strstr(out, "\"captured_events\": 5"));
     assert_null(strstr(out, "\"label\""));
-    assert_non_null(strstr(out, "\"capture\": {\"mode\":\"all\",\"w\":[1,2.5,\"\xef\xbf\xbd\"]}"));
+    assert_non_null(strstr(out, "\"upcoming\": {\"mode\":\"all\",\"w\":[1,2.5,\"\xef\xbf\xbd\"]}"));
     assert_non_null(strstr(out, "\"name\": \"bad \""));
     render_verbosity = GT_VERB_VERBOSE;
     free(render(summary_at, r, gt_report_process(r)));
@@ -269,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_sample_round_trip),
         cmocka_unit_test(test_options_round_trip),
         cmocka_unit_test(test_unusual_rows_round_trip),
+        cmocka_unit_test(test_capture_and_snapshot_round_trip),
         cmocka_unit_test(test_refuses_what_is_not_a_report),
         cmocka_unit_test(test_refuses_bad_values),
         cmocka_unit_test(test_accepts_hostile_names_and_extra_keys),

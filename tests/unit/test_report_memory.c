@@ -32,6 +32,21 @@ static void free_at(uint64_t t, uint64_t addr, uint8_t kind, uint16_t device)
     gt_memory_add(&mem, &ev);
 }
 
+/* The same, made outside a capture window. */
+static void alloc_outside(uint64_t t, uint64_t addr, uint64_t bytes)
+{
+    gt_event ev = mem_event(GT_EV_ALLOC, 1, t, addr, bytes, GT_MEM_DEVICE, 0);
+    ev.flags |= GT_EVF_UNCAPTURED;
+    gt_memory_add(&mem, &ev);
+}
+
+static void free_outside(uint64_t t, uint64_t addr)
+{
+    gt_event ev = mem_event(GT_EV_FREE, 2, t, addr, 0, GT_MEM_DEVICE, 0);
+    ev.flags |= GT_EVF_UNCAPTURED;
+    gt_memory_add(&mem, &ev);
+}
+
 /* What the sink heard: the first changes, and over all of them the count,
  * the highest value and whether time ever went back. */
 typedef struct heard {
@@ -321,6 +336,57 @@ static void test_peak_after_folding(void **unused)
     assert_int_equal(h.last_bytes, 64);
 }
 
+/* Capture windows: memory allocated and freed outside them moves the
+ * bytes in use, but only what happens inside is counted, and the peak is
+ * the most in use at a moment inside a window (its opening included). */
+static void test_outside_capture_windows(void **unused)
+{
+    (void)unused;
+    heard h = {0};
+    gt_memory_set_sink(&mem, hear, &h);
+    alloc_outside(10, 0x1000, 1000); /* before the first window */
+    alloc_outside(15, 0x5000, 5000);
+    free_outside(18, 0x5000); /* a peak of 6000 that no window saw */
+    gt_memory_window_open(&mem, 20);
+    alloc_at(30, 0x2000, 200, GT_MEM_DEVICE, 0); /* in the window: 1200 */
+    free_outside(40, 0x1000);                    /* between windows: 200 */
+    gt_memory_window_open(&mem, 50);
+    free_at(60, 0x2000, GT_MEM_DEVICE, 0); /* in the second: 0 */
+    alloc_outside(70, 0x3000, 400);        /* after them: still allocated at the end */
+    gt_memory_finish(&mem);
+    const gt_mem_device *d = device(0);
+    assert_int_equal(d->allocs, 1);
+    assert_int_equal(d->frees, 1);
+    assert_int_equal(d->current_bytes, 400);
+    assert_int_equal(d->live_allocs, 1);
+    assert_int_equal(d->peak_bytes, 1200);
+    /* The sink hears the windows' moments only: their openings and what
+     * happened in them, with the bytes in use then. */
+    assert_int_equal(h.count, 4);
+    assert_int_equal(h.time[0], 20);
+    assert_int_equal(h.bytes[0], 1000);
+    assert_int_equal(h.time[1], 30);
+    assert_int_equal(h.bytes[1], 1200);
+    assert_int_equal(h.time[2], 50);
+    assert_int_equal(h.bytes[2], 200);
+    assert_int_equal(h.time[3], 60);
+    assert_int_equal(h.bytes[3], 0);
+}
+
+/* A free made in a window that reaches the report before the allocation
+ * it releases (made outside) is counted, the allocation not. */
+static void test_early_free_keeps_its_window(void **unused)
+{
+    (void)unused;
+    free_at(20, 0x6000, GT_MEM_DEVICE, 0);
+    alloc_outside(10, 0x6000, 64);
+    const gt_mem_device *d = device(0);
+    assert_int_equal(d->allocs, 0);
+    assert_int_equal(d->frees, 1);
+    assert_int_equal(d->current_bytes, 0);
+    assert_int_equal(d->live_allocs, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +402,8 @@ int main(void)
         cmocka_unit_test_teardown(test_unknown_frees_are_bounded, reset),
         cmocka_unit_test_teardown(test_address_spaces, reset),
         cmocka_unit_test_teardown(test_many_blocks, reset),
+        cmocka_unit_test_teardown(test_outside_capture_windows, reset),
+        cmocka_unit_test_teardown(test_early_free_keeps_its_window, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

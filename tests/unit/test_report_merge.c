@@ -87,9 +87,11 @@ static void test_merge_matches_one_process(void **unused)
             assert_int_equal(got.avg, exp.avg);
             assert_int_equal(got.first, exp.first);
             assert_int_equal(got.rest_avg, exp.rest_avg);
-            uint64_t diff = got.stddev > exp.stddev ? got.stddev - exp.stddev : exp.stddev - got.stddev;
-            if (diff > 1) fail_msg("%s: stddev %llu, all samples give %llu", label,
-                                   (unsigned long long)got.stddev, (unsigned long long)exp.stddev);
+            uint64_t diff =
+                got.stddev > exp.stddev ? got.stddev - exp.stddev : exp.stddev - got.stddev;
+            if (diff > 1)
+                fail_msg("%s: stddev %llu, all samples give %llu", label,
+                         (unsigned long long)got.stddev, (unsigned long long)exp.stddev);
             uint64_t ma = median_of(w.in[0], c, label), mb = median_of(w.in[1], c, label);
             uint64_t lo = ma < mb ? ma : mb, hi = ma < mb ? mb : ma;
             if (!row_named(w.in[0], c, label)) lo = hi = mb;

@@ -11,15 +11,15 @@
 
 #include "internal.h"
 
-/* A fake environment: up to 8 NAME, VALUE pairs. */
+/* A fake environment: up to 16 NAME, VALUE pairs. */
 typedef struct fake_env {
-    const char *pairs[16];
+    const char *pairs[32];
 } fake_env;
 
 static const char *fake_getenv(const char *name, void *ctx)
 {
     fake_env *env = ctx;
-    for (int i = 0; i < 16 && env->pairs[i]; i += 2)
+    for (int i = 0; i < 32 && env->pairs[i]; i += 2)
         if (strcmp(env->pairs[i], name) == 0) return env->pairs[i + 1];
     return NULL;
 }
@@ -42,6 +42,14 @@ static void assert_defaults_except(const gt_config *c, enum gt_config_var except
     if (except != GT_VAR_GPU_TIMING) assert_int_equal(c->gpu_timing, GT_GPU_TIMING_EVENTS);
     if (except != GT_VAR_LOG) assert_int_equal(c->log_dest, GT_LOG_STDERR);
     if (except != GT_VAR_BUFFER_MB) assert_int_equal(c->buffer_bytes, 64u << 20);
+    if (except != GT_VAR_CAPTURE) {
+        assert_int_equal(c->capture, GT_CAPTURE_ALL);
+        assert_string_equal(c->capture_name, "");
+        assert_string_equal(c->capture_domain, "");
+    }
+    if (except != GT_VAR_DELAY) assert_int_equal(c->delay_ns, 0);
+    if (except != GT_VAR_DURATION) assert_int_equal(c->duration_ns, 0);
+    if (except != GT_VAR_INTERVAL) assert_int_equal(c->interval_ns, 0);
 }
 
 /* The value is rejected: defaults everywhere and exactly this warning. */
@@ -87,8 +95,9 @@ static void test_empty_values_are_defaults_without_warning(void **state)
 {
     (void)state;
     fake_env env = {{"GPUTRACE_VERBOSITY", "", "GPUTRACE_CATEGORIES", "", "GPUTRACE_OUTPUT", "",
-                     "GPUTRACE_FORMAT", "", "GPUTRACE_GPU_TIMING", "", "GPUTRACE_LOG", "",
-                     "GPUTRACE_BUFFER_MB", ""}};
+                     "GPUTRACE_FORMAT",    "", "GPUTRACE_GPU_TIMING", "", "GPUTRACE_LOG",    "",
+                     "GPUTRACE_BUFFER_MB", "", "GPUTRACE_CAPTURE",    "", "GPUTRACE_DELAY",  "",
+                     "GPUTRACE_DURATION",  "", "GPUTRACE_INTERVAL",   ""}};
     gt_config_parse(&cfg, fake_getenv, &env);
     assert_defaults_except(&cfg, GT_VAR_COUNT);
     assert_int_equal(cfg.n_warnings, 0);
@@ -323,6 +332,84 @@ static void test_truncation_keeps_characters_whole(void **state)
     assert_string_equal(tiny, "\\x01...");
 }
 
+static void test_capture(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        enum gt_capture_mode mode;
+        const char *name, *domain;
+    } ok[] = {
+        {"all", GT_CAPTURE_ALL, "", ""},
+        {" Profiler-API ", GT_CAPTURE_PROFILER, "", ""},
+        {"nvtx:train", GT_CAPTURE_NVTX, "train", ""},
+        {"NVTX:step 3", GT_CAPTURE_NVTX, "step 3", ""},
+        {"nvtx:train@my.lib", GT_CAPTURE_NVTX, "train", "my.lib"},
+        {"nvtx:a@b@c", GT_CAPTURE_NVTX, "a@b", "c"}, /* the last @ starts the domain */
+        {"nvtx:phase@*", GT_CAPTURE_NVTX, "phase", "*"},
+        {"nvtx:All", GT_CAPTURE_NVTX, "All", ""},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        assert_accepted("GPUTRACE_CAPTURE", ok[i].value);
+        assert_int_equal(cfg.capture, ok[i].mode);
+        assert_string_equal(cfg.capture_name, ok[i].name);
+        assert_string_equal(cfg.capture_domain, ok[i].domain);
+        assert_defaults_except(&cfg, GT_VAR_CAPTURE);
+    }
+    static const char *const bad[] = {"nvtx",     "nvtx:",           "nvtx:@dom",  "nvtx:name@",
+                                      "profiler", "cudaProfilerApi", "all,nvtx:x", "range:x"};
+    REJECTED("GPUTRACE_CAPTURE", bad,
+             "all, profiler-api, nvtx:NAME or nvtx:NAME@DOMAIN (DOMAIN * for any)");
+    /* A name as long as it may be, and one byte longer. */
+    char value[GT_CAPTURE_NAME_MAX + 8] = "nvtx:";
+    memset(value + 5, 'n', GT_CAPTURE_NAME_MAX - 1);
+    value[5 + GT_CAPTURE_NAME_MAX - 1] = '\0';
+    assert_accepted("GPUTRACE_CAPTURE", value);
+    assert_int_equal(strlen(cfg.capture_name), GT_CAPTURE_NAME_MAX - 1);
+    strcat(value, "n");
+    parse1("GPUTRACE_CAPTURE", value);
+    assert_int_equal(cfg.n_warnings, 1);
+    assert_int_equal(cfg.capture, GT_CAPTURE_ALL);
+}
+
+static void test_seconds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        uint64_t ns;
+    } ok[] = {
+        {"2", 2000000000u},  {"0.25", 250000000u},           {".5", 500000000u},
+        {"3.", 3000000000u}, {" 1.000000001 ", 1000000001u}, {"31536000", 31536000000000000u},
+        {"0.1", 100000000u}, {"007", 7000000000u},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        assert_accepted("GPUTRACE_DELAY", ok[i].value);
+        assert_int_equal(cfg.delay_ns, ok[i].ns);
+        assert_defaults_except(&cfg, GT_VAR_DELAY);
+        assert_accepted("GPUTRACE_DURATION", ok[i].value);
+        assert_int_equal(cfg.duration_ns, ok[i].ns);
+        assert_defaults_except(&cfg, GT_VAR_DURATION);
+        assert_accepted("GPUTRACE_INTERVAL", ok[i].value);
+        assert_int_equal(cfg.interval_ns, ok[i].ns);
+        assert_defaults_except(&cfg, GT_VAR_INTERVAL);
+    }
+    /* Zero: a delay of nothing is the default; no recording at all, or
+     * snapshots without pause, are refused. So is more often than 0.1 s. */
+    assert_accepted("GPUTRACE_DELAY", "0");
+    assert_int_equal(cfg.delay_ns, 0);
+    assert_accepted("GPUTRACE_DURATION", "0.000000001");
+    assert_int_equal(cfg.duration_ns, 1);
+    static const char *const zero[] = {"0", "0.0", ".000000000"};
+    REJECTED("GPUTRACE_DURATION", zero, "seconds above 0 up to 31536000, decimals allowed (0.5)");
+    static const char *const fast[] = {"0", "0.099999999", ".05"};
+    REJECTED("GPUTRACE_INTERVAL", fast, "seconds from 0.1 to 31536000, decimals allowed (0.5)");
+    static const char *const bad[] = {
+        "-1",           "+1",         "1e3", "1,5", "1.5s", ".",    "1.2.3",
+        "0.0000000001", "31536001.5", "1 2", "inf", "nan",  "0x10", "99999999999999999999999"};
+    REJECTED("GPUTRACE_DELAY", bad, "seconds from 0 to 31536000, decimals allowed (0.5)");
+}
+
 static void test_one_warning_per_bad_variable(void **state)
 {
     (void)state;
@@ -354,6 +441,8 @@ int main(void)
         cmocka_unit_test(test_huge_values),
         cmocka_unit_test(test_garbage_is_escaped),
         cmocka_unit_test(test_truncation_keeps_characters_whole),
+        cmocka_unit_test(test_capture),
+        cmocka_unit_test(test_seconds),
         cmocka_unit_test(test_one_warning_per_bad_variable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

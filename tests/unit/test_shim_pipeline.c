@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -97,6 +98,33 @@ static void test_four_threads_million_each(void **state)
     assert_true(s.mapped_chunks < 4000000 / s.chunk_capacity / 10); /* recycled, not remapped */
     /* Runs carry several records each (their shape is checked per thread). */
     if (check_by_runs) assert_true(check_runs() > 0 && check_runs() < 4000000 / 2);
+}
+
+/* Snapshots every millisecond while 4 threads record: each counts what
+ * had been consumed when it was made, and the end still gets every record
+ * once, in order (a snapshot steals live chunks, which their threads go
+ * on filling). */
+static void test_snapshots_lose_nothing(void **state)
+{
+    (void)state;
+    check_reset();
+    gt_pipeline_params params = params_with(1, 256);
+    params.snapshot_ns = 1000000;
+    assert_int_equal(gt_pipeline_start(&params), 0);
+    producer p[4];
+    for (int i = 0; i < 4; i++)
+        p[i] = (producer){.records = 300000, .throttle = 1};
+    run_producers(p, 4);
+    struct timespec pause = {0, 20000000};
+    nanosleep(&pause, NULL); /* idle threads too: their partial chunks */
+    finish();
+    assert_true(check_snapshots() >= 2);
+    assert_int_equal(check_snapshots_wrong(), 0);
+    const gt_pipeline_totals *t = check_totals();
+    assert_int_equal(t->dropped, 0);
+    assert_int_equal(t->records, 1200000);
+    for (int i = 0; i < 4; i++)
+        check_assert_thread(i, 300000);
 }
 
 /* No drain: the cap fills and every record past it is dropped, counted
@@ -363,6 +391,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_four_threads_million_each),
+        cmocka_unit_test(test_snapshots_lose_nothing),
         cmocka_unit_test(test_cap_drops_exactly),
         cmocka_unit_test(test_cap_drops_exactly_many_threads),
         cmocka_unit_test(test_exited_threads_lose_nothing),

@@ -265,3 +265,19 @@ RT_API cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *gre
         err = RT_CALL(gt_rt_drv.ctxGetStreamPriorityRange, leastPriority, greatestPriority);
     return gt_rt_result(err);
 }
+
+/* cuda_profiler_api.h: the driver's profiler control, in the current
+ * device's primary context (made on first use, as by any runtime call). */
+RT_API cudaError_t cudaProfilerStart(void)
+{
+    cudaError_t err = gt_rt_context();
+    if (err == cudaSuccess) err = RT_CALL(gt_rt_drv.profilerStart);
+    return gt_rt_result(err);
+}
+
+RT_API cudaError_t cudaProfilerStop(void)
+{
+    cudaError_t err = gt_rt_context();
+    if (err == cudaSuccess) err = RT_CALL(gt_rt_drv.profilerStop);
+    return gt_rt_result(err);
+}

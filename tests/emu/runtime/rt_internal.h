@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include <cuda.h>
+#include <cudaProfilerTypedefs.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 

@@ -90,6 +90,18 @@ def case_mapping():
     rc, out, _ = run(["--no-nvtx", SHOW_ENV, "print"])
     check(variables(out)["NVTX_INJECTION64_PATH"] == "(unset)", out)
 
+    # Capture windows and snapshots.
+    rc, out, err = run(["--capture", "nvtx:train step@my lib", "--delay", "2.5", "--duration=0.75",
+                        "--interval", "10", SHOW_ENV, "print"])
+    v = variables(out)
+    check(rc == 0 and err == "", f"capture options: status {rc}, stderr {err!r}")
+    check(v["GPUTRACE_CAPTURE"] == "nvtx:train step@my lib" and v["GPUTRACE_DELAY"] == "2.5" and
+          v["GPUTRACE_DURATION"] == "0.75" and v["GPUTRACE_INTERVAL"] == "10", v)
+    rc, out, _ = run([SHOW_ENV, "print"])
+    v = variables(out)
+    check(all(v[k] == "(unset)" for k in ("GPUTRACE_CAPTURE", "GPUTRACE_DELAY",
+                                           "GPUTRACE_DURATION", "GPUTRACE_INTERVAL")), v)
+
 
 def case_status():
     for code in (0, 1, 42, 255):
@@ -138,6 +150,11 @@ def case_usage():
     one_line_error(["-c", "kernel,gpu", SHOW_ENV], "invalid --categories 'kernel,gpu'")
     one_line_error(["-f", "xml", SHOW_ENV], "invalid --format 'xml'")
     one_line_error(["-v", "", SHOW_ENV], "--verbosity needs a value")
+    one_line_error(["--capture", "cudaProfilerApi", SHOW_ENV],
+                   "invalid --capture 'cudaProfilerApi': expected all, profiler-api, nvtx:NAME")
+    one_line_error(["--delay", "-1", SHOW_ENV], "invalid --delay '-1': expected seconds")
+    one_line_error(["--duration", "0", SHOW_ENV], "invalid --duration '0': expected seconds above 0")
+    one_line_error(["--interval", "0.01", SHOW_ENV], "invalid --interval '0.01': expected seconds")
     one_line_error(["-o", "   ", SHOW_ENV], "--output needs a value")
     one_line_error(["./no-such-program"], "./no-such-program: No such file or directory")
     one_line_error(["no-such-command-here"], "no-such-command-here: command not found")

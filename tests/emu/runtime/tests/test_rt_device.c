@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <cuda.h>
+#include <cuda_profiler_api.h>
 
 #include "rt_test.h"
 
@@ -342,6 +343,17 @@ static void test_device_reset_destroys_the_context_state(void **state)
     rt_test_unload(&lib);
 }
 
+/* The profiler control API reaches the driver's (which accepts it in a
+ * context) and needs no context made beforehand. */
+static void test_profiler_start_stop(void **state)
+{
+    (void)state;
+    assert_cuda(cudaProfilerStart());
+    assert_cuda(cudaProfilerStop());
+    assert_cuda(cudaProfilerStop());
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_pointer_attributes),
         cmocka_unit_test(test_peer_copy),
         cmocka_unit_test(test_device_reset_destroys_the_context_state),
+        cmocka_unit_test(test_profiler_start_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
