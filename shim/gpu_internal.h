@@ -260,19 +260,21 @@ int gt_gpu_resolve(gt_event *ev, int give_up);
  * a time) passes every timed pair through here, in each program thread's
  * order. */
 
-/* One stream: its pool (and generation), the stream's id as records hold
- * it (gt_event.stream) and, for the per-thread default stream, whose id
- * every thread shares, the thread's id (else 0). */
+/* Where a pair ran: its pool (and generation) and stream, the stream's id
+ * as records hold it (gt_event.stream) and, for the per-thread default
+ * stream, whose id every thread's shares, its thread (`owner`, else 0);
+ * and the thread that submitted the pair. */
 typedef struct gt_gpu_track {
     const struct gt_gpu_pool *pool;
     uint32_t gen;
-    uint32_t tid;
+    uint32_t owner;
     uint64_t stream;
+    uint32_t tid;
 } gt_gpu_track;
 
-/* A pair placed to start inside the previous pair of its stream, by no
- * more than the two placements' slack, starts where that one ended
- * (keeping its duration); then it becomes the stream's previous pair. */
+/* A pair placed to start inside the latest pair of its stream, by no more
+ * than the two placements' slack, starts where that one ended (keeping
+ * its duration); then it is its thread's latest on the stream. */
 void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span);
 
 /* Forgets every stream (a forked child's pools are new). */
