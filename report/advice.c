@@ -38,7 +38,8 @@ static void tally(gt_advice_tally *t, const gt_event *ev, uint8_t dir, enum wors
     t->count++;
     t->bytes += ev->bytes;
     t->ns += host;
-    bool worse = t->count == 1 || (by == WORST_BYTES ? ev->bytes > t->worst.bytes : ns > t->worst.ns);
+    bool worse =
+        t->count == 1 || (by == WORST_BYTES ? ev->bytes > t->worst.bytes : ns > t->worst.ns);
     if (worse) t->worst = (gt_advice_example){ev->api, dir, ev->bytes, ns};
 }
 

@@ -128,8 +128,8 @@ struct gt_gpu_pair {
     _Atomic uint32_t holds;
     uint32_t epoch; /* the pool's epoch when the start was recorded */
     uint8_t per_thread;
-    uint8_t timed;    /* STORED: whether `placed` holds a time */
-    gt_gpu_span placed; /* STORED and timed: the result */
+    uint8_t timed;                    /* STORED: whether `placed` holds a time */
+    gt_gpu_span placed;               /* STORED and timed: the result */
     gt_gpu_pair *next;                /* free list, thread cache, slab */
     gt_gpu_pair *flight_next;         /* its thread's in-flight list */
     gt_gpu_pair *all_prev, *all_next; /* the pool's pairs with events (pool lock) */
