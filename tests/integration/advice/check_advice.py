@@ -119,9 +119,12 @@ def check_message(rule, message, e):
         found = re.search(r"Largest: ([0-9.]+ \S+) at \+", m)
         if check(found, f"{rule}: the largest gap is not named: {m}"):
             largest = parse_ns(found.group(1))
+            # A loaded host stretches the gaps: bounded by what the program
+            # measured, not by a guess (the message prints 3 digits).
             want = int(e["largest_ms"]) * 1e6 - KERNEL_NS[rule]["vec_add"]
-            check(0.99 * want <= largest < want + 50e6,
-                  f"{rule}: largest gap {largest} ns, expected about {want} ns")
+            check(0.99 * want <= largest <= 1.005 * int(e["longest_ns"]),
+                  f"{rule}: largest gap {largest} ns, expected from {want} ns to the longest "
+                  f"time from a launch to the return of the next, {e['longest_ns']} ns")
     elif rule == "ptx-jit":
         check(re.search(rf"Slowest: {api_re(e['api'])}, "
                         rf"{re.escape(format_bytes(int(e['bytes'])))} of image, ", m),
