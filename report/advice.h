@@ -48,7 +48,7 @@ typedef struct gt_advice_example {
     uint32_t api; /* string id of the entry point */
     uint8_t dir;  /* enum gt_copy_dir, for copies */
     uint64_t bytes;
-    uint64_t ns; /* host time of the call */
+    uint64_t ns; /* host time of the call; for sync-memcpy the copy's own (GPU) time */
 } gt_advice_example;
 
 /* A rule's running count, total and worst example. */
@@ -61,7 +61,7 @@ typedef struct gt_advice_tally {
 
 typedef struct gt_advice_acc {
     gt_advice_tally pageable_async; /* worst: most bytes */
-    gt_advice_tally sync_copy;      /* worst: longest */
+    gt_advice_tally sync_copy;      /* worst: longest GPU time (host time untimed) */
     gt_advice_tally small_copy;     /* worst: the direction with the most */
     uint64_t small_by_dir[GT_DIR_COUNT];
     gt_advice_tally sync_call; /* worst: longest */

@@ -143,7 +143,7 @@ CUresult gt_gpu_pair_duration(const gt_gpu_pair *p, uint64_t *ns)
 }
 
 int gt_gpu_pair_place(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t duration,
-                      uint64_t *start, uint64_t *end, uint64_t *offset)
+                      gt_gpu_span *out, uint64_t *offset)
 {
     uint32_t candidates[2] = {p->epoch,
                               atomic_load_explicit(&pool->epoch_seq, memory_order_relaxed)};
@@ -162,12 +162,14 @@ int gt_gpu_pair_place(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t d
         if (err < best_err) {
             best_err = err;
             best_mag = mag;
-            *start = (uint64_t)((int64_t)e->host_ns + off);
+            out->start = (uint64_t)((int64_t)e->host_ns + off);
         }
         if (mag <= GT_GPU_EPOCH_SPAN_NS && 2 * e->window_ns <= EPOCH_MAX_WINDOW_NS) break;
     }
     if (best_err == UINT64_MAX) return 0;
-    *end = *start + duration;
+    out->end = out->start + duration;
+    /* The duration's float rounds too; and each float becomes whole ns. */
+    out->slack = best_err + (duration >> 24) + 3;
     *offset = best_mag;
     gt_gpu_count_max(&gt_gpu_count.max_epoch_offset_ns, best_mag);
     return 1;

@@ -1,5 +1,6 @@
 /* What the GPU-timing files share (gpu_time.c, gpu_pairs.c, gpu_pool.c,
- * gpu_epoch.c, gpu_resolve.c, gpu_driver.c). Nothing here leaves the shim.
+ * gpu_epoch.c, gpu_resolve.c, gpu_order.c, gpu_driver.c). Nothing here
+ * leaves the shim.
  *
  * Objects:
  *  - a pair: two timing events, bookkeeping from a slab that is never
@@ -100,6 +101,15 @@ enum gt_gpu_pair_state {
 
 struct gt_gpu_pool;
 
+/* A completed pair on the host clock (CLOCK_MONOTONIC ns). `slack`: how
+ * far its start may lie from where the GPU started the work, by the
+ * placement's own precision (gt_gpu_pair_place); its duration is that of
+ * the events. */
+typedef struct gt_gpu_span {
+    uint64_t start, end;
+    uint64_t slack;
+} gt_gpu_span;
+
 struct gt_gpu_pair {
     /* NULL once the events moved to another pair (an early resolution) or
      * retirement destroyed them (under the pool lock): a pair with events
@@ -118,8 +128,8 @@ struct gt_gpu_pair {
     _Atomic uint32_t holds;
     uint32_t epoch; /* the pool's epoch when the start was recorded */
     uint8_t per_thread;
-    uint8_t timed; /* STORED: whether gpu_start/gpu_end hold a time */
-    uint64_t gpu_start, gpu_end;
+    uint8_t timed;                    /* STORED: whether `placed` holds a time */
+    gt_gpu_span placed;               /* STORED and timed: the result */
     gt_gpu_pair *next;                /* free list, thread cache, slab */
     gt_gpu_pair *flight_next;         /* its thread's in-flight list */
     gt_gpu_pair *all_prev, *all_next; /* the pool's pairs with events (pool lock) */
@@ -245,6 +255,31 @@ void gt_gpu_pool_put_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p);
 /* The drain's resolver (gt_gpu_resolver.resolve). */
 int gt_gpu_resolve(gt_event *ev, int give_up);
 
+/* ------------------------------------------------------------ gpu_order.c
+ * Stream order on the host clock: the pipeline's consumer (one thread at
+ * a time) passes every timed pair through here, in each program thread's
+ * order. */
+
+/* Where a pair ran: its pool (and generation) and stream, the stream's id
+ * as records hold it (gt_event.stream) and, for the per-thread default
+ * stream, whose id every thread's shares, its thread (`owner`, else 0);
+ * and the thread that submitted the pair. */
+typedef struct gt_gpu_track {
+    const struct gt_gpu_pool *pool;
+    uint32_t gen;
+    uint32_t owner;
+    uint64_t stream;
+    uint32_t tid;
+} gt_gpu_track;
+
+/* A pair placed to start inside the latest pair of its stream, by no more
+ * than the two placements' slack, starts where that one ended (keeping
+ * its duration); then it is its thread's latest on the stream. */
+void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span);
+
+/* Forgets every stream (a forked child's pools are new). */
+void gt_gpu_order_reset(void);
+
 /* ------------------------------------------------------------ gpu_epoch.c
  * Epochs: an event on the pool's private stream whose host time is known,
  * so that the GPU time from an epoch to a pair's start places the pair on
@@ -277,10 +312,10 @@ CUresult gt_gpu_pair_duration(const gt_gpu_pair *p, uint64_t *ns);
 /* Places a completed pair of `duration` on the host clock, pool lock
  * held: its start from the epoch that places it most precisely (its own
  * if still in the ring, else or when that one is far, the newest). 1 when
- * the start and end are set; *offset is the GPU time between the pair and
- * the epoch used, whose float milliseconds set the precision. */
+ * *out is set; *offset is the GPU time between the pair and the epoch
+ * used, whose float milliseconds set the precision. */
 int gt_gpu_pair_place(struct gt_gpu_pool *pool, const gt_gpu_pair *p, uint64_t duration,
-                      uint64_t *start, uint64_t *end, uint64_t *offset);
+                      gt_gpu_span *out, uint64_t *offset);
 
 /* Epochs are refreshed this often while pairs resolve; a pair further
  * than this from every epoch makes the drain record a new one. The float

@@ -273,7 +273,7 @@ static int store_result_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p)
     CUresult r = gt_gpu_pair_duration(p, &duration);
     if (r == CUDA_ERROR_NOT_READY) return 0;
     p->timed = r == CUDA_SUCCESS &&
-               gt_gpu_pair_place(pool, p, duration, &p->gpu_start, &p->gpu_end, &offset);
+               gt_gpu_pair_place(pool, p, duration, &p->placed, &offset);
     if (r == CUDA_SUCCESS && (!p->timed || offset > GT_GPU_EPOCH_FAR_NS)) return 0;
     atomic_store_explicit(&p->state, GT_PAIR_STORED, memory_order_release);
     return 1;

@@ -203,7 +203,7 @@ static void strip_locked(struct gt_gpu_pool *pool, int with_driver)
         if (atomic_load_explicit(&p->state, memory_order_acquire) == GT_PAIR_PENDING) {
             uint64_t duration, offset;
             p->timed = with_driver && gt_gpu_pair_duration(p, &duration) == CUDA_SUCCESS &&
-                       gt_gpu_pair_place(pool, p, duration, &p->gpu_start, &p->gpu_end, &offset);
+                       gt_gpu_pair_place(pool, p, duration, &p->placed, &offset);
             atomic_store_explicit(&p->state, GT_PAIR_STORED, memory_order_release);
             gt_gpu_count_add(&gt_gpu_count.stored_by_retire, 1);
         }

@@ -1,5 +1,6 @@
 /* GPU timing, the drain's side: a pending pair becomes absolute GPU start
- * and end times (CLOCK_MONOTONIC ns), and the drain lets go of it.
+ * and end times (CLOCK_MONOTONIC ns), in its stream's order (gpu_order.c),
+ * and the drain lets go of it.
  *
  * Runs on the drain thread for every record flagged GT_EVF_GPU_PENDING,
  * in each thread's order. It never waits for the GPU: an incomplete pair
@@ -22,7 +23,7 @@ enum {
 /* Pool lock held, context current. The elapsed time answers whether the
  * pair completed (two driver calls per pair in all); only an incomplete
  * pair is polled with cuEventQuery, as the driver asks. */
-static int read_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, uint64_t *start, uint64_t *end)
+static int read_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, gt_gpu_span *span)
 {
     uint64_t duration;
     CUresult r = gt_gpu_pair_duration(p, &duration);
@@ -33,26 +34,25 @@ static int read_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, uint64_t *start
     }
     if (r != CUDA_SUCCESS) return NO_TIME;
     uint64_t offset;
-    if (!gt_gpu_pair_place(pool, p, duration, start, end, &offset)) return NO_EPOCH;
+    if (!gt_gpu_pair_place(pool, p, duration, span, &offset)) return NO_EPOCH;
     return offset <= GT_GPU_EPOCH_SPAN_NS ? TIMED : FAR;
 }
 
 /* Pool lock held: the result its context's retirement stored, if any. */
-static int stored_locked(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
+static int stored_locked(gt_gpu_pair *p, gt_gpu_span *span)
 {
     if (atomic_load_explicit(&p->state, memory_order_acquire) != GT_PAIR_STORED) return NOT_READY;
-    *start = p->gpu_start;
-    *end = p->gpu_end;
+    *span = p->placed;
     return p->timed ? TIMED : NO_TIME;
 }
 
 /* Pool lock held, context current (entered): the pair's result. `last`:
  * take a far epoch's time, the best to be had. */
 static int settle_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, int entered, int last,
-                         uint64_t *start, uint64_t *end)
+                         gt_gpu_span *span)
 {
-    int res = stored_locked(p, start, end);
-    if (res == NOT_READY) res = entered ? read_locked(pool, p, start, end) : NO_TIME;
+    int res = stored_locked(p, span);
+    if (res == NOT_READY) res = entered ? read_locked(pool, p, span) : NO_TIME;
     if (res == FAR && last) res = TIMED;
     if (res == TIMED || res == NO_TIME)
         atomic_store_explicit(&p->state, GT_PAIR_READ, memory_order_relaxed);
@@ -60,7 +60,7 @@ static int settle_locked(struct gt_gpu_pool *pool, gt_gpu_pair *p, int entered, 
 }
 
 /* NOT_READY, NO_TIME or TIMED. */
-static int resolve_pair(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
+static int resolve_pair(gt_gpu_pair *p, gt_gpu_span *span)
 {
     struct gt_gpu_pool *pool = p->pool;
     gt_gpu_scope scope;
@@ -71,7 +71,7 @@ static int resolve_pair(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
     int serving = !stored || atomic_load_explicit(&pool->gen, memory_order_acquire) == p->gen;
     CUcontext ctx = serving ? pool->ctx : NULL;
     int entered = !stored && gt_gpu_scope_enter(&scope, ctx);
-    int res = settle_locked(pool, p, entered, 0, start, end);
+    int res = settle_locked(pool, p, entered, 0, span);
     pthread_mutex_unlock(&pool->lock);
     if (stored) {
         /* Its thread read it early; the epochs still age, and threads read
@@ -88,7 +88,7 @@ static int resolve_pair(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
          * epoch recorded now, after the pair completed, places it. */
         gt_gpu_epoch_refresh(pool, 1);
         pthread_mutex_lock(&pool->lock);
-        res = settle_locked(pool, p, 1, 1, start, end);
+        res = settle_locked(pool, p, 1, 1, span);
         pthread_mutex_unlock(&pool->lock);
         if (res == NO_EPOCH) res = NOT_READY; /* tried again on a later pass */
     } else {
@@ -101,17 +101,20 @@ static int resolve_pair(gt_gpu_pair *p, uint64_t *start, uint64_t *end)
 int gt_gpu_resolve(gt_event *ev, int give_up)
 {
     gt_gpu_pair *p = (gt_gpu_pair *)(uintptr_t)ev->gpu_start;
-    uint64_t start = 0, end = 0;
+    gt_gpu_span span = {0};
     int res = NO_TIME;
     if (!give_up) {
-        res = resolve_pair(p, &start, &end);
+        res = resolve_pair(p, &span);
         if (res == NOT_READY) return 0;
     }
     ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
     if (res == TIMED) {
+        int per_thread = ev->stream == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
+        gt_gpu_track track = {p->pool, p->gen, per_thread ? ev->tid : 0, ev->stream, ev->tid};
+        gt_gpu_order(&track, &span);
         ev->flags |= GT_EVF_GPU_TIMED;
-        ev->gpu_start = start;
-        ev->gpu_end = end;
+        ev->gpu_start = span.start;
+        ev->gpu_end = span.end;
     } else {
         ev->gpu_start = ev->gpu_end = 0;
     }

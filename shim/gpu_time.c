@@ -362,6 +362,7 @@ void gt_gpu_after_fork_child(void)
     cache = (struct pair_cache){0};
     if (cache_key_ok) pthread_setspecific(cache_key, NULL);
     gt_gpu_pool_reset_after_fork();
+    gt_gpu_order_reset();
 }
 
 void gt_gpu_stats_get(gt_gpu_stats *s)

@@ -19,6 +19,10 @@ gt_unit_test(shim_gpu_retire SOURCES test_shim_gpu_retire.c gpu_test.c
              LIBS gt_shim_gpu gtemu_cuda LABELS shim gpu TIMEOUT 120)
 gt_unit_test(shim_gpu_threads SOURCES test_shim_gpu_threads.c gpu_test.c
              LIBS gt_shim_gpu gtemu_cuda LABELS shim gpu pipeline TIMEOUT 300)
+# The stream order of placed pairs alone: no driver.
+gt_unit_test(shim_gpu_order SOURCES test_shim_gpu_order.c ${PROJECT_SOURCE_DIR}/shim/gpu_order.c
+             LIBS gt_shim_core LABELS shim gpu)
+target_include_directories(unit_shim_gpu_order SYSTEM PRIVATE ${GPUTRACE_CUDA_INCLUDE})
 # Interception (label intercept): the caches' lock-free map, and how a
 # program is handed the wrappers, with libgputrace.so preloaded on the
 # emulated driver (not under sanitizers: their runtime must come first).

@@ -74,6 +74,20 @@ static void copy(fixture *f, const char *api, uint8_t dir, uint8_t host_mem, boo
     gt_report_add(f->r, &ev);
 }
 
+/* A synchronous pageable copy whose call took host_ns, its transfer gpu_ns. */
+static void timed_copy(fixture *f, const char *api, uint8_t dir, uint64_t bytes, uint64_t host_ns,
+                       uint64_t gpu_ns)
+{
+    gt_event ev = host_event(GT_EV_MEMCPY, 1, START, START + host_ns);
+    ev.api = intern(f->names, api);
+    ev.u.copy.dir = dir;
+    ev.u.copy.host_mem = GT_HOST_PAGEABLE;
+    ev.bytes = bytes;
+    ev.flags = GT_EVF_BLOCKING;
+    set_gpu(&ev, START + 1000, START + 1000 + gpu_ns);
+    gt_report_add(f->r, &ev);
+}
+
 static void test_pageable_async_memcpy(void **unused)
 {
     (void)unused;
@@ -107,6 +121,25 @@ static void test_sync_memcpy(void **unused)
     run_rules(f);
     expect(f, "sync-memcpy", 2, "2 synchronous copies over 64 KiB blocked the host for 5.00 ms");
     expect(f, "sync-memcpy", 2, "Longest: cudaMemcpy DtoH of 4.00 MiB, 3.00 ms.");
+    drop(f);
+}
+
+/* With GPU times, the longest copy is the one whose transfer took
+ * longest, not the one whose call did: a host preempted during a small
+ * copy's call names no small copy. Untimed copies count by host time. */
+static void test_sync_memcpy_longest_by_gpu_time(void **unused)
+{
+    (void)unused;
+    fixture *f = make();
+    timed_copy(f, "cuMemcpyHtoD_v2", GT_DIR_HTOD, 256 << 10, 50000000, 260000);
+    timed_copy(f, "cuMemcpyDtoH_v2", GT_DIR_DTOH, 16 << 20, 17000000, 16800000);
+    timed_copy(f, "cuMemcpyHtoD_v2", GT_DIR_HTOD, 1 << 20, 2000000, 1000000);
+    run_rules(f);
+    expect(f, "sync-memcpy", 3, "3 synchronous copies over 64 KiB blocked the host for 69.0 ms");
+    expect(f, "sync-memcpy", 3, "Longest: cuMemcpyDtoH_v2 DtoH of 16.0 MiB, 16.8 ms.");
+    copy(f, "cudaMemcpy", GT_DIR_HTOD, GT_HOST_PAGEABLE, false, 8 << 20, START, 20000000);
+    run_rules(f);
+    expect(f, "sync-memcpy", 4, "Longest: cudaMemcpy HtoD of 8.00 MiB, 20.0 ms.");
     drop(f);
 }
 
@@ -379,6 +412,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pageable_async_memcpy),
         cmocka_unit_test(test_sync_memcpy),
+        cmocka_unit_test(test_sync_memcpy_longest_by_gpu_time),
         cmocka_unit_test(test_small_memcpy),
         cmocka_unit_test(test_sync_api),
         cmocka_unit_test(test_gpu_idle),

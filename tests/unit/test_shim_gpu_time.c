@@ -1,5 +1,6 @@
 /* GPU time from event pairs on the emulated driver: durations equal to
- * the configured ones, absolute times on the host clock, the right stream
+ * the configured ones, absolute times on the host clock, a stream's work
+ * in its order however far from the epoch, the right stream
  * for per-thread and legacy default streams, nothing recorded on a
  * capturing stream, no event created in steady state, timing off, the cap
  * on live pairs. The drain runs on the test thread (no drain thread), so
@@ -8,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -109,6 +111,20 @@ static void test_copies_and_memsets_take_their_configured_time(void **state)
     assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
 }
 
+/* Fails unless ev starts no earlier than prev ended on their stream, and
+ * not later than `tolerance` after. */
+static void assert_follows(const gt_event *prev, const gt_event *ev, uint64_t tolerance)
+{
+    if (ev->gpu_start < prev->gpu_end)
+        fail_msg("pair %llu starts %llu ns before the one before it on its stream ended",
+                 (unsigned long long)ev->u.kernel.func,
+                 (unsigned long long)(prev->gpu_end - ev->gpu_start));
+    if (ev->gpu_start - prev->gpu_end > tolerance)
+        fail_msg("pair %llu starts %llu ns after the one before it ended",
+                 (unsigned long long)ev->u.kernel.func,
+                 (unsigned long long)(ev->gpu_start - prev->gpu_end));
+}
+
 /* Work queued behind a long kernel runs back to back: each pair's start
  * is the previous pair's end. */
 static void test_queued_work_gives_back_to_back_intervals(void **state)
@@ -126,14 +142,42 @@ static void test_queued_work_gives_back_to_back_intervals(void **state)
     gpu_test_assert_duration(first, K_SHORT_NS);
     assert_true(first->gpu_start + tol >= t0 + K_LONG_NS);
     for (uint64_t i = 2; i <= 20; i++) {
-        const gt_event *prev = gpu_test_find(i - 1), *ev = gpu_test_find(i);
-        gpu_test_assert_duration(ev, K_SHORT_NS);
-        int64_t gap = (int64_t)(ev->gpu_start - prev->gpu_end);
-        if (gap > (int64_t)DURATION_TOLERANCE_NS || gap < -(int64_t)DURATION_TOLERANCE_NS)
-            fail_msg("pair %llu starts %lld ns after the previous one ended", (unsigned long long)i,
-                     (long long)gap);
+        gpu_test_assert_duration(gpu_test_find(i), K_SHORT_NS);
+        assert_follows(gpu_test_find(i - 1), gpu_test_find(i), DURATION_TOLERANCE_NS);
     }
     assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
+/* Far from its epoch a pair's start is rounded by tens of ns (the float
+ * milliseconds from the epoch: 30 ns at 400 ms), its duration is not. Yet
+ * work queued back to back on a stream never starts before the work
+ * before it ended, and keeps its exact duration: each start is where the
+ * previous end is. */
+static void test_far_from_the_epoch_a_stream_keeps_its_order(void **state)
+{
+    (void)state;
+    CUcontext own = gpu_test_context(); /* a new pool: its first pair records the epoch */
+    CUstream s = new_stream(CU_STREAM_NON_BLOCKING);
+    gpu_test_keep(100);
+    assert_true(gpu_test_timed_kernel(K_TINY, s, 0, 1));
+    gpu_test_drain_until(1);
+    struct timespec pause = {0, 300000000}; /* the pairs below lie 300-400 ms after it */
+    nanosleep(&pause, NULL);
+    gpu_test_launch(K_LONG, s, 0);
+    for (uint64_t i = 2; i <= 41; i++)
+        assert_true(gpu_test_timed_kernel(K_TINY, s, 0, i));
+    gpu_test_drain_until(41);
+    for (uint64_t i = 2; i <= 41; i++) {
+        const gt_event *ev = gpu_test_find(i);
+        assert_true(ev->flags & GT_EVF_GPU_TIMED);
+        assert_int_equal(ev->gpu_end - ev->gpu_start, K_TINY_NS);
+        /* A start rounded late leaves a gap: up to 2 x 30 ns below 1 s. */
+        if (i > 2) assert_follows(gpu_test_find(i - 1), ev, 100);
+    }
+    assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
+    gt_gpu_retire_context(own);
+    assert_int_equal(cuCtxDestroy(own), CUDA_SUCCESS);
+    assert_int_equal(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
 }
 
 /* The legacy default stream waits for every blocking stream; a
@@ -414,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_kernels_take_their_configured_time),
         cmocka_unit_test(test_copies_and_memsets_take_their_configured_time),
         cmocka_unit_test(test_queued_work_gives_back_to_back_intervals),
+        cmocka_unit_test(test_far_from_the_epoch_a_stream_keeps_its_order),
         cmocka_unit_test(test_per_thread_and_legacy_default_streams),
         cmocka_unit_test(test_capturing_streams_get_no_event),
         cmocka_unit_test(test_steady_state_creates_no_events),

@@ -121,6 +121,7 @@ enum gt_kind {
 struct gt_object {
     _Atomic uint32_t kind;
     struct gt_object *pool_next;
+    uint64_t reuse_after; /* recycled: not handed out again before this gt_now() */
 };
 
 /* Returns an object of `size` bytes (header included) whose bytes from
@@ -133,6 +134,10 @@ void *gt_object_new(enum gt_kind kind, size_t size, size_t keep, bool *fresh);
 bool gt_object_kill(void *obj, enum gt_kind kind);
 /* Makes a dead object available for reuse. */
 void gt_object_recycle(void *obj, enum gt_kind kind);
+/* The same, from gt_now() `not_before` on: as CUDA releases a destroyed
+ * stream once the device completed its work, its handle does not name a
+ * new stream while that work still runs. */
+void gt_object_recycle_after(void *obj, enum gt_kind kind, uint64_t not_before);
 /* Kill and recycle. */
 bool gt_object_free(void *obj, enum gt_kind kind);
 /* The object's kind; relaxed: a handle used while another thread destroys

@@ -9,12 +9,26 @@
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_object *free_lists[GT_KIND_SLOTS];
 
+/* Takes the first object of the free list that may be reused now. */
+static struct gt_object *take_reusable(size_t slot)
+{
+    uint64_t now = 0;
+    for (struct gt_object **link = &free_lists[slot]; *link; link = &(*link)->pool_next) {
+        struct gt_object *obj = *link;
+        if (obj->reuse_after && !now) now = gt_now();
+        if (obj->reuse_after <= now) {
+            *link = obj->pool_next;
+            return obj;
+        }
+    }
+    return NULL;
+}
+
 void *gt_object_new(enum gt_kind kind, size_t size, size_t keep, bool *fresh)
 {
     size_t slot = (size_t)(kind - GT_KIND_CONTEXT);
     pthread_mutex_lock(&pool_lock);
-    struct gt_object *obj = free_lists[slot];
-    if (obj) free_lists[slot] = obj->pool_next;
+    struct gt_object *obj = take_reusable(slot);
     pthread_mutex_unlock(&pool_lock);
 
     bool is_new = obj == NULL;
@@ -41,14 +55,20 @@ bool gt_object_kill(void *p, enum gt_kind kind)
                                                    memory_order_acq_rel, memory_order_relaxed);
 }
 
-void gt_object_recycle(void *p, enum gt_kind kind)
+void gt_object_recycle_after(void *p, enum gt_kind kind, uint64_t not_before)
 {
     struct gt_object *obj = p;
     size_t slot = (size_t)(kind - GT_KIND_CONTEXT);
     pthread_mutex_lock(&pool_lock);
+    obj->reuse_after = not_before;
     obj->pool_next = free_lists[slot];
     free_lists[slot] = obj;
     pthread_mutex_unlock(&pool_lock);
+}
+
+void gt_object_recycle(void *p, enum gt_kind kind)
+{
+    gt_object_recycle_after(p, kind, 0);
 }
 
 bool gt_object_free(void *p, enum gt_kind kind)

@@ -52,9 +52,10 @@ void gt_stream_recycle(struct gt_stream *s)
     atomic_store_explicit(&s->id, 0, memory_order_relaxed);
     free(s->cap_deps);
     s->cap_deps = NULL;
+    uint64_t work_end = s->clock;
     pthread_cond_broadcast(&s->done_cond);
     pthread_mutex_unlock(&s->lock);
-    gt_object_recycle(s, GT_KIND_STREAM);
+    gt_object_recycle_after(s, GT_KIND_STREAM, work_end);
 }
 
 void gt_stream_retire(struct gt_stream *s)

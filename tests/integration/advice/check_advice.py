@@ -24,14 +24,16 @@ from verdict import check, report  # noqa: E402
 
 # Simulated durations per case (tests/emu/README.md): vec_add is each
 # case's short kernel, apps::scale the clean case's long one. Pageable
-# copies at 1 GB/s make sync-memcpy's 16 MiB copy last 17 ms, far above
-# any host delay.
+# copies at 1 GB/s make sync-memcpy's 16 MiB copy's transfer last 17 ms,
+# 64 times its 256 KiB ones' (whose calls a loaded host may make longer:
+# the rule ranks by the transfer).
 KERNEL_NS = {
     "sync-api": {"vec_add": 5_000_000},
     "gpu-idle": {"vec_add": 100_000},
     "clean": {"vec_add": 200_000, "_ZN4apps5scaleEPffi": 200_000_000},
 }
-GBPS = "pageable=1,pinned=25,dtod=1500,memset=3000,peer=50"
+RATES = {"pageable": 1, "pinned": 25, "dtod": 1500, "memset": 3000, "peer": 50}  # GB/s
+GBPS = ",".join(f"{k}={v}" for k, v in RATES.items())
 # The fix the ptx-jit advice gives for PTX from each place (the emulated
 # device is sm_90): a program that cannot pass nvcc options is told what
 # it can do.
@@ -98,8 +100,11 @@ def check_message(rule, message, e):
         check(re.search(rf"Largest: {copy_re(e)}\.", m),
               f"{rule}: the largest copy is not named: {m}")
     elif rule == "sync-memcpy":
-        check(re.search(rf"Longest: {copy_re(e)}, ", m),
-              f"{rule}: the longest copy is not named: {m}")
+        found = re.search(rf"Longest: {copy_re(e)}, ([0-9.]+ \S+)\.", m)
+        if check(found, f"{rule}: the longest copy is not named: {m}"):
+            took, want = parse_ns(found.group(1)), int(e["bytes"]) / RATES["pageable"]
+            check(abs(took - want) <= 0.01 * want,
+                  f"{rule}: the longest copy took {took} ns, its transfer {want} ns")
     elif rule == "small-memcpy":
         check(f"Most were {e['dir']}: {e['most']} copies." in m,
               f"{rule}: the direction with the most is not named: {m}")
@@ -114,9 +119,12 @@ def check_message(rule, message, e):
         found = re.search(r"Largest: ([0-9.]+ \S+) at \+", m)
         if check(found, f"{rule}: the largest gap is not named: {m}"):
             largest = parse_ns(found.group(1))
+            # A loaded host stretches the gaps: bounded by what the program
+            # measured, not by a guess (the message prints 3 digits).
             want = int(e["largest_ms"]) * 1e6 - KERNEL_NS[rule]["vec_add"]
-            check(0.99 * want <= largest < want + 50e6,
-                  f"{rule}: largest gap {largest} ns, expected about {want} ns")
+            check(0.99 * want <= largest <= 1.005 * int(e["longest_ns"]),
+                  f"{rule}: largest gap {largest} ns, expected from {want} ns to the longest "
+                  f"time from a launch to the return of the next, {e['longest_ns']} ns")
     elif rule == "ptx-jit":
         check(re.search(rf"Slowest: {api_re(e['api'])}, "
                         rf"{re.escape(format_bytes(int(e['bytes'])))} of image, ", m),

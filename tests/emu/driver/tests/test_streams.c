@@ -1,4 +1,5 @@
 /* Streams, events and launches as documented: handles and their errors,
+ * a destroyed stream's handle kept from new streams while its work runs,
  * host functions and callbacks in stream order, launch configuration
  * limits, and the launch queue that blocks the host when full. Durations:
  * busy = 2 ms, quick = 0, ns::tagged = 3 us, others 1000 ns
@@ -10,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BUSY_NS 2000000ULL
 
@@ -235,6 +237,27 @@ static void test_occupancy_and_profiler(void **state)
     ok_cu(cuProfilerStop());
 }
 
+/* CUDA releases a destroyed stream once the device completed its work:
+ * until then its handle names no new stream (a tool keying its timeline
+ * by handle would see two streams' work at once), afterwards it may. */
+static void test_destroyed_stream_handle_waits_for_its_work(void **state)
+{
+    (void)state;
+    CUstream s, t, u;
+    ok_cu(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    launch1(busy, s);
+    uint64_t end = test_now_ns() + BUSY_NS;
+    ok_cu(cuStreamDestroy(s));
+    ok_cu(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    assert_true(t != s || test_now_ns() >= end);
+    while (test_now_ns() < end)
+        usleep(1000);
+    ok_cu(cuStreamCreate(&u, CU_STREAM_NON_BLOCKING));
+    assert_ptr_equal(u, s);
+    ok_cu(cuStreamDestroy(t));
+    ok_cu(cuStreamDestroy(u));
+}
+
 /* The launch queue holds 2048 incomplete operations: launching 20,000
  * kernels of 1000 ns must make the host wait for most of their time. */
 /* Without __cxa_demangle in the process (a C program, or Python), names
@@ -271,6 +294,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_handles),
+        cmocka_unit_test(test_destroyed_stream_handle_waits_for_its_work),
         cmocka_unit_test(test_host_functions),
         cmocka_unit_test(test_event_errors),
         cmocka_unit_test(test_launch_limits),
