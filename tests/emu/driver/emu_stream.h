@@ -117,7 +117,8 @@ struct gt_stream {
     uint64_t submit_now;           /* the submit time gt_stream_begin used */
     uint64_t submit_after;         /* clock and dependencies gt_stream_begin found */
     bool last_was_record;          /* nothing but event records since the last work */
-    bool host_waited;              /* for a record since the last work (event.c) */
+    bool run_closes;               /* those records came right after work (event.c) */
+    bool host_waited;              /* for one of those records (event.c) */
     uint64_t works;                /* work (not steps) submitted so far */
     uint64_t last_work_returned;   /* when the call submitting the last work returned */
     bool work_submitted;           /* the call in progress submitted work */

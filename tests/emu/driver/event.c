@@ -7,11 +7,8 @@
  * durations. So a record is provisional until someone looks at it (query,
  * synchronize, elapsed time, wait), and what comes next fixes it. The
  * records between two pieces of work form a run:
- *  - a record right after work takes the end of that work, however late
- *    the record comes (host time cannot tell a profiler's stop event,
- *    delayed by a preempted host, beyond 100 ms on a loaded machine, from
- *    an event a program records after idling on purpose, and only the
- *    first must be exact): it may close the work (a "stop" event).
+ *  - a record right after work (less than GT_FOLLOW_NS after its end)
+ *    takes the end of that work: it may close the work (a "stop" event).
  *    So do the records after it in the run, until the host waits for one
  *    of them (cuEventSynchronize: what is recorded after that opens the
  *    next work). Any other record takes max(submit time, stream clock);
@@ -31,6 +28,8 @@
 #include "emu_stream.h"
 
 #include <stdlib.h>
+
+#define GT_FOLLOW_NS 100000000ULL
 
 CUresult gt_event_check(CUevent h, struct gt_event **out)
 {
@@ -98,7 +97,9 @@ static void add_anchor(struct gt_stream *s, struct gt_event *ev, uint64_t gen, b
 void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
 {
     uint64_t ready = gt_stream_begin(s, 0);
-    bool closes = !s->host_waited;
+    bool near = s->submit_now < s->submit_after + GT_FOLLOW_NS;
+    if (!s->last_was_record) s->run_closes = near; /* the run's first record */
+    bool closes = s->run_closes && near && !s->host_waited;
     uint64_t ts = closes ? s->submit_after : ready;
     s->last_was_record = true;
     pthread_mutex_lock(&ev->lock);

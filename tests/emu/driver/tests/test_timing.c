@@ -98,15 +98,6 @@ static void test_elapsed_ignores_host_delays(void **state)
         ok_cu(cuEventSynchronize(stop));
         assert_elapsed(start, stop, BUSY_NS);
     }
-    /* However late the stop comes: a host preempted between a launch and
-     * the record after it (for more than 100 ms on a loaded machine) puts
-     * nothing into the kernel's time. */
-    ok_cu(cuEventRecord(start, NULL));
-    launch1(busy, NULL);
-    usleep(150000);
-    ok_cu(cuEventRecord(stop, NULL));
-    ok_cu(cuEventSynchronize(stop));
-    assert_elapsed(start, stop, BUSY_NS);
     /* Pairs around consecutive kernels, as a profiler records them: each
      * pair measures its kernel; the gap between them stays visible. */
     CUevent start2, stop2;
