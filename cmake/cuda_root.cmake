@@ -14,9 +14,14 @@ set(GPUTRACE_CUDA_HEADERS
     cuda.h cuda_runtime_api.h driver_types.h nvrtc.h nvvm.h nvJitLink.h nvtx3/nvToolsExt.h)
 
 # gt_cuda_missing(<root> <out>): the headers <root>/include lacks, blank-separated.
+# NVIDIA's toolkits keep nvvm.h apart, in nvvm/include; the wheels (and some
+# repackaged toolkits) put it beside the rest.
 function(gt_cuda_missing root out)
   set(missing)
   foreach(header IN LISTS GPUTRACE_CUDA_HEADERS)
+    if(header STREQUAL "nvvm.h" AND EXISTS "${root}/nvvm/include/nvvm.h")
+      continue()
+    endif()
     if(NOT EXISTS "${root}/include/${header}")
       list(APPEND missing ${header})
     endif()
@@ -68,3 +73,8 @@ endif()
 set(GPUTRACE_CUDA_ROOT "${GPUTRACE_CUDA_ROOT}" CACHE PATH
     "CUDA toolkit root: headers (nvcc, NVRTC and NVVM too for the tests and examples)")
 set(GPUTRACE_CUDA_INCLUDE "${GPUTRACE_CUDA_ROOT}/include")
+# Where nvvm.h is apart from the other headers, every target may see it: the
+# shim's NVVM hooks and the test programs that call NVVM include it.
+if(NOT EXISTS "${GPUTRACE_CUDA_INCLUDE}/nvvm.h")
+  include_directories(SYSTEM "${GPUTRACE_CUDA_ROOT}/nvvm/include")
+endif()
