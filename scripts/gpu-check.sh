@@ -8,12 +8,19 @@
 # (numba-cuda, CuPy, PyTorch) where python3 has them, and prints the fidelity table
 # (scripts/gpu_check/compare.py says what is compared and to what tolerance). The whole
 # output is also in build/gpu-check/report.txt, the figures in summary.json beside it.
-# Exit status 1 when a check fails. Without a GPU it builds, checks that everything it
-# would run was built and prints "no NVIDIA GPU: built only" (exit status 0).
+# Then it measures what each tracer adds to a kernel launch (scripts/gpu_check/
+# launch_cost.py: 1 M empty-kernel launches on one stream and from 4 threads, bare, under
+# gputrace with GPU timing off and on, under CUPTI; and one cuEventRecord's cost): its
+# table follows in the same output, its figures in launch_cost.json.
+# Exit status 1 when a check fails, or when the fidelity checks pass but the launch-cost
+# measurement fails. Without a GPU it builds, checks that everything it would run was
+# built and prints "no NVIDIA GPU: built only" (exit status 0).
 #
-# Usage: scripts/gpu-check.sh [--build-dir DIR] [--skip-build] [run.py options]
+# Usage: scripts/gpu-check.sh [--build-dir DIR] [--skip-build] [--no-launch-cost]
+#                             [run.py options]
 #   --build-dir DIR   where to build (default build/gpu-check)
 #   --skip-build      use DIR as it is
+#   --no-launch-cost  skip the launch-cost measurement
 #   run.py options    --only REGEX, --no-python, --repeat N, --timeout S, --budget S,
 #                     --tolerance F, --floor-us US (scripts/gpu_check/run.py --help)
 # GPUTRACE_BUILD_JOBS sets the build's parallelism (default: every processor). Where no
@@ -24,6 +31,7 @@ set -u -o pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build/gpu-check"
 skip_build=0
+launch_cost=1
 run_options=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -33,6 +41,7 @@ while [ $# -gt 0 ]; do
         shift 2
         ;;
     --skip-build) skip_build=1; shift ;;
+    --no-launch-cost) launch_cost=0; shift ;;
     -h | --help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) run_options+=("$1"); shift ;;
     esac
@@ -89,7 +98,20 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
     exit 0
 fi
 
+# The launch-cost figures are measurements, not checks: they change the exit status only
+# when the fidelity checks passed and the measurement itself failed.
+check_all() {
+    build_kit || return 1
+    "$python" "$check" --build-dir "$build" "${run_options[@]}"
+    local status=$?
+    if [ "$launch_cost" = 1 ]; then
+        echo
+        "$python" "$repo/scripts/gpu_check/launch_cost.py" --build-dir "$build" ||
+            [ "$status" != 0 ] || status=1
+    fi
+    return "$status"
+}
+
 mkdir -p "$build" || exit 1
-{ build_kit && "$python" "$check" --build-dir "$build" "${run_options[@]}"; } 2>&1 |
-    tee "$build/report.txt"
+check_all 2>&1 | tee "$build/report.txt"
 exit "${PIPESTATUS[0]}"

@@ -48,4 +48,5 @@ PROGRAMS = (
 # What else the check needs from the build.
 SHIM = "lib/libgputrace.so"
 CUPTI_REF = "gpu/libcupti_ref.so"
-ARTIFACTS = (SHIM, CUPTI_REF) + tuple(p.path for p in PROGRAMS)
+LAUNCH_COST = "gpu/launch_cost"  # launch_cost.py's program
+ARTIFACTS = (SHIM, CUPTI_REF, LAUNCH_COST) + tuple(p.path for p in PROGRAMS)

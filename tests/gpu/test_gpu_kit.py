@@ -262,6 +262,7 @@ class Script(unittest.TestCase):
         self.assertEqual(out, "")
         self.assertIn(f"missing from the build: {empty}/tests/apps/drv_linked", err)
         self.assertIn(f"missing from the build: {empty}/gpu/libcupti_ref.so", err)
+        self.assertIn(f"missing from the build: {empty}/gpu/launch_cost", err)
 
 
 if __name__ == "__main__":
