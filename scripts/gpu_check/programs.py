@@ -49,4 +49,5 @@ PROGRAMS = (
 SHIM = "lib/libgputrace.so"
 CUPTI_REF = "gpu/libcupti_ref.so"
 LAUNCH_COST = "gpu/launch_cost"  # launch_cost.py's program
-ARTIFACTS = (SHIM, CUPTI_REF, LAUNCH_COST) + tuple(p.path for p in PROGRAMS)
+EVENT_FLOOR = "gpu/event_floor"  # run.py's measure of the per-operation floor
+ARTIFACTS = (SHIM, CUPTI_REF, LAUNCH_COST, EVENT_FLOOR) + tuple(p.path for p in PROGRAMS)

@@ -22,7 +22,7 @@ import time
 import compare
 import runner
 import workloads
-from programs import ARTIFACTS, CUPTI_REF, PROGRAMS, SHIM
+from programs import ARTIFACTS, CUPTI_REF, EVENT_FLOOR, PROGRAMS, SHIM
 from table import ProgramRow, program_lines
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -77,11 +77,38 @@ def rule_lines(ctx):
         f"timed):",
         "  the floor is one event pair's allowance: its timestamps are taken by the GPU's "
         "front end around the work, CUPTI's by the units that do it (compare.py);",
+        f"  {ctx.floor_source}",
+        f"  copies of pageable host memory: lower bound only, "
+        f"{compare.PAGEABLE_TOLERANCE:.0%} (the pair also times the driver's staging; "
+        f"its speed varies by run): 'ok (staging)';",
         "  programs whose streams overlap are held to the lower bound only (an event pair "
         "also times waits behind other streams' work): 'ok (overlap)';",
         f"  each tracer in its own run; wall: best of {ctx.repeat} run"
         f"{'s' if ctx.repeat > 1 else ''} bare and under gputrace, not checked.",
     ]
+
+
+def measure_floor(ctx, floor_ns, explicit):
+    """The floor: what an event pair reads around work of well under a microsecond after
+    the GPU has idled (tests/gpu/event_floor.cu, run bare), unless --floor-us names one.
+    Returns (floor_ns, the line that says where it came from)."""
+    if explicit:
+        return floor_ns, f"floor {floor_ns / 1000:g} us: given by --floor-us"
+    run = runner.run([os.path.join(ctx.build, EVENT_FLOOR)], ctx.program_env,
+                     os.path.join(ctx.runs, "event_floor"), runner.run_timeout(ctx))
+    try:
+        figures = json.loads(run.output("stdout").decode().strip().splitlines()[-1])
+        measured = float(figures["floor_ns"])
+        readings = ", ".join(f"{op} {figures[op]['queued_ns'] / 1000:.1f} us queued / "
+                             f"{figures[op]['after_pause_ns'] / 1000:.1f} us after a "
+                             f"{figures['pause_ms']} ms pause"
+                             for op in ("kernel", "memset", "dtod"))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return floor_ns, (f"floor {floor_ns / 1000:g} us: the default (event_floor did not "
+                          f"measure one: {run.describe()}{run.output_hint()})")
+    chosen = max(floor_ns, measured)
+    return chosen, (f"floor {chosen / 1000:g} us: event pairs on this GPU around work of well "
+                    f"under 1 us read {readings}")
 
 
 def _fail(row, text):
@@ -150,8 +177,9 @@ def check_artifacts(build):
     return 1 if missing else 0
 
 
-def _summary(rows, python_rows, path):
-    doc = {"programs": [dict(dataclasses.asdict(r), ok=r.ok) for r in rows],
+def _summary(rows, python_rows, ctx, path):
+    doc = {"floor_ns": ctx.floor_ns, "floor_source": ctx.floor_source,
+           "programs": [dict(dataclasses.asdict(r), ok=r.ok) for r in rows],
            "python": [dict(dataclasses.asdict(r), ok=r.ok) for r in python_rows]}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
@@ -168,7 +196,9 @@ def main():
     parser.add_argument("--budget", type=float, default=360,
                         help="seconds for all runs; programs not started by then fail")
     parser.add_argument("--tolerance", type=float, default=compare.DEFAULT_TOLERANCE)
-    parser.add_argument("--floor-us", type=float, default=compare.DEFAULT_FLOOR_NS / 1000)
+    parser.add_argument("--floor-us", type=float,
+                        help="the per-operation floor (default: measured on the GPU, at least "
+                             f"{compare.DEFAULT_FLOOR_NS / 1000:g})")
     args = parser.parse_args()
     build = os.path.abspath(args.build_dir)
     if args.check_artifacts:
@@ -182,7 +212,10 @@ def main():
                   program_env=runner.clean_environment(library_path),
                   python_env=runner.clean_environment(), timeout=args.timeout,
                   repeat=max(1, args.repeat), tolerance=args.tolerance,
-                  floor_ns=args.floor_us * 1000, deadline=time.monotonic() + args.budget)
+                  floor_ns=(args.floor_us if args.floor_us is not None else
+                            compare.DEFAULT_FLOOR_NS / 1000) * 1000,
+                  deadline=time.monotonic() + args.budget)
+    ctx.floor_ns, ctx.floor_source = measure_floor(ctx, ctx.floor_ns, args.floor_us is not None)
     selected = re.compile(args.only) if args.only else None
     started = time.monotonic()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -216,7 +249,7 @@ def main():
     failed = [r.name for r in rows if not r.ok] + [r.name for r in python_rows if
                                                        not r.ok and not r.skipped]
     skipped = [r.name for r in python_rows if r.skipped]
-    _summary(rows, python_rows, os.path.join(build, "summary.json"))
+    _summary(rows, python_rows, ctx, os.path.join(build, "summary.json"))
     print()
     print(f"gpu-check: {len(rows)} programs, {len(python_rows) - len(skipped)} Python workloads "
           f"({len(skipped)} skipped) in {time.monotonic() - started:.0f} s: "

@@ -23,6 +23,7 @@ class Context:
     tolerance: float
     floor_ns: float
     deadline: float
+    floor_source: str = ""  # where the floor came from (run.measure_floor)
 
 
 def run_timeout(ctx):

@@ -112,6 +112,8 @@ def _result(row):
         return "FAIL"
     if row.comparison.by_overlap:
         return "ok (overlap)"
+    if row.comparison.by_staging:
+        return "ok (staging)"
     return "ok (floor)" if row.comparison.by_floor else "ok"
 
 
@@ -132,8 +134,9 @@ def _row_line(row):
         copy_bytes = f"{fmt_bytes(copies.bytes)} / {fmt_bytes(ref_copies.bytes)}"
     return _line((row.name, _pair(c.names_matched, c.names_total), launches,
                   _time_pair(c.kernel_time), fmt_diff(c.kernel_time.ours, c.kernel_time.cupti),
-                  _pair(copies.calls, ref_copies.calls), copy_bytes, _time_pair(c.copy_time),
-                  fmt_diff(c.copy_time.ours, c.copy_time.cupti),
+                  _pair(copies.calls, ref_copies.calls), copy_bytes,
+                  f"{fmt_ns(copies.gpu_ns)} / {fmt_ns(ref_copies.gpu_ns)}",
+                  fmt_diff(copies.gpu_ns, ref_copies.gpu_ns),
                   _pair(memsets.calls, ref_memsets.calls), wall, overhead, _result(row)))
 
 

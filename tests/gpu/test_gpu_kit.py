@@ -19,6 +19,8 @@ CANNED = os.path.join(REPO, "tests", "gpu", "canned")
 sys.path.insert(0, KIT)
 
 import compare  # noqa: E402
+import run  # noqa: E402
+import runner  # noqa: E402
 import workloads  # noqa: E402
 
 BLOCK_SUM = "void apps::detail::block_sum<256>(float const*, float*, int)"
@@ -110,6 +112,43 @@ class Compare(unittest.TestCase):
         rc, out = self.run_compare("--overlap")
         self.assertEqual(rc, 1, out)
         self.assertIn("allowed below CUPTI's", out)
+
+    def pageable_rows(self, doc, ours):
+        rows = [r for r in doc["memcpy"] if r["host_memory"] == "pageable"]
+        self.assertTrue(rows)
+        for row in rows:
+            if ours:
+                row["gpu_ns"]["total"] = 1000000
+            else:
+                row["gpu_ns"] = 1000000
+        return rows
+
+    def test_pageable_copies_hold_only_the_lower_bound(self):
+        # The event pair also times the driver's staging: 50% over CUPTI passes.
+        self.pageable_rows(self.cupti, ours=False)
+        for row in self.pageable_rows(self.ours, ours=True):
+            row["gpu_ns"]["total"] = 1500000
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(self.row(out).endswith(" ok (staging)"), out)
+        self.assertRegex(out, r"note cu_streams: pageable copy GPU time \+\d+ ns per timed "
+                              r"operation over CUPTI's: the driver's staging before the transfer")
+        # 25% short of CUPTI's: beyond the 20% the staging's run-to-run spread allows.
+        for row in self.pageable_rows(self.ours, ours=True):
+            row["gpu_ns"]["total"] = 370000
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: pageable copy GPU time differs: ours 740000 ns, CUPTI "
+                      "2000000 ns, allowed below CUPTI's 400000 ns (tolerance)", out)
+
+    def test_pinned_copies_hold_both_bounds(self):
+        for row in self.ours["memcpy"]:
+            if row["host_memory"] == "pinned":
+                row["gpu_ns"]["total"] *= 2
+        rc, out = self.run_compare("--floor-us", "0.1")
+        self.assertEqual(rc, 1, out)
+        self.assertRegex(out, r"FAIL cu_streams: copy GPU time differs: ours \d+ ns, CUPTI "
+                              r"\d+ ns, allowed \d+ ns \(floor\)")
 
     def test_missing_kernel_fails(self):
         self.ours["kernels"] = [r for r in self.ours["kernels"] if r["name"] != BLOCK_SUM]
@@ -219,6 +258,50 @@ class Workload(unittest.TestCase):
         self.assertIn("DtoH: no GPU time", self.check().failures)
 
 
+class Floor(unittest.TestCase):
+    """run.py's floor: measured by the build's event_floor where it answers."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        os.mkdir(os.path.join(self.tmp.name, "gpu"))
+        self.ctx = runner.Context(build=self.tmp.name, runs=os.path.join(self.tmp.name, "runs"),
+                                  shim="", cupti_ref="", program_env=dict(os.environ),
+                                  python_env={}, timeout=30, repeat=1, tolerance=0.05,
+                                  floor_ns=2000, deadline=float("inf"))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def fake_event_floor(self, output):
+        path = os.path.join(self.tmp.name, "gpu", "event_floor")
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\necho '{output}'\n")
+        os.chmod(path, 0o755)
+
+    def test_measured_floor_is_taken(self):
+        op = '{"queued_ns":7000,"after_pause_ns":%d}'
+        self.fake_event_floor('{"pause_ms":100,"repeats":7,"kernel":%s,"memset":%s,"dtod":%s,'
+                              '"floor_ns":41000}' % (op % 38000, op % 41000, op % 40000))
+        floor, line = run.measure_floor(self.ctx, 2000, explicit=False)
+        self.assertEqual(floor, 41000)
+        self.assertIn("floor 41 us: event pairs on this GPU", line)
+        self.assertIn("memset 7.0 us queued / 41.0 us after a 100 ms pause", line)
+
+    def test_floor_never_below_the_default_nor_over_an_explicit_one(self):
+        op = '{"queued_ns":300,"after_pause_ns":500}'
+        self.fake_event_floor('{"pause_ms":100,"repeats":7,"kernel":%s,"memset":%s,"dtod":%s,'
+                              '"floor_ns":500}' % (op, op, op))
+        self.assertEqual(run.measure_floor(self.ctx, 2000, explicit=False)[0], 2000)
+        self.assertEqual(run.measure_floor(self.ctx, 9000, explicit=True),
+                         (9000, "floor 9 us: given by --floor-us"))
+
+    def test_a_failed_measure_keeps_the_default_and_says_why(self):
+        self.fake_event_floor("no GPU here")
+        floor, line = run.measure_floor(self.ctx, 2000, explicit=False)
+        self.assertEqual(floor, 2000)
+        self.assertIn("the default (event_floor did not measure one", line)
+
+
 class Script(unittest.TestCase):
     """gpu-check.sh with a PATH that has no working nvidia-smi."""
 
@@ -263,6 +346,7 @@ class Script(unittest.TestCase):
         self.assertIn(f"missing from the build: {empty}/tests/apps/drv_linked", err)
         self.assertIn(f"missing from the build: {empty}/gpu/libcupti_ref.so", err)
         self.assertIn(f"missing from the build: {empty}/gpu/launch_cost", err)
+        self.assertIn(f"missing from the build: {empty}/gpu/event_floor", err)
 
 
 if __name__ == "__main__":
