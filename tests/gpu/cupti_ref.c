@@ -119,6 +119,14 @@ static void add_copy(const CUpti_ActivityMemcpy6 *m)
     if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD) host = m->srcKind;
     if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH) host = m->dstKind;
     if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOH) host = m->srcKind;
+    /* CUPTI calls a copy to or from managed memory device to device; gputrace names
+     * the managed side as the host side. Either way it is "managed", which the check
+     * holds apart (its speed depends on page migration, as a pageable copy's does on
+     * the driver's staging). */
+    if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD &&
+        (m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED ||
+         m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED))
+        host = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
     char key[64];
     snprintf(key, sizeof key, "%s/%s/%d", copy_direction(m->copyKind), host_memory(host),
              (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);

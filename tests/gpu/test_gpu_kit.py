@@ -131,15 +131,56 @@ class Compare(unittest.TestCase):
         rc, out = self.run_compare()
         self.assertEqual(rc, 0, out)
         self.assertTrue(self.row(out).endswith(" ok (staging)"), out)
-        self.assertRegex(out, r"note cu_streams: pageable copy GPU time \+\d+ ns per timed "
+        self.assertRegex(out, r"note cu_streams: staged copy GPU time \+\d+ ns per timed "
                               r"operation over CUPTI's: the driver's staging before the transfer")
         # 25% short of CUPTI's: beyond the 20% the staging's run-to-run spread allows.
         for row in self.pageable_rows(self.ours, ours=True):
             row["gpu_ns"]["total"] = 370000
         rc, out = self.run_compare()
         self.assertEqual(rc, 1, out)
-        self.assertIn("FAIL cu_streams: pageable copy GPU time differs: ours 740000 ns, CUPTI "
+        self.assertIn("FAIL cu_streams: staged copy GPU time differs: ours 740000 ns, CUPTI "
                       "2000000 ns, allowed below CUPTI's 400000 ns (tolerance)", out)
+
+    def test_staged_copies_from_one_run_with_both_tracers_hold_the_tolerance(self):
+        # Across runs 25% short failed above; the run with both tracers decides instead.
+        for row in self.pageable_rows(self.ours, ours=True):
+            row["gpu_ns"]["total"] = 370000
+        both_ours, both_cupti = canned("ours_cu_streams.json"), canned("cupti_cu_streams.json")
+        self.pageable_rows(both_ours, ours=True)
+        self.pageable_rows(both_cupti, ours=False)
+        for row in self.pageable_rows(both_ours, ours=True):
+            row["gpu_ns"]["total"] = 960000  # 4% short of CUPTI's in the same run: passes
+        paths = []
+        for name, doc in (("both_ours.json", both_ours), ("both_cupti.json", both_cupti)):
+            paths.append(os.path.join(self.tmp.name, name))
+            with open(paths[-1], "w") as f:
+                json.dump(doc, f)
+        options = ("--staged-ours", paths[0], "--staged-cupti", paths[1])
+        rc, out = self.run_compare(*options)
+        self.assertEqual(rc, 0, out)
+        for row in self.pageable_rows(both_ours, ours=True):
+            row["gpu_ns"]["total"] = 900000  # 10% short: beyond the 5% tolerance
+        with open(paths[0], "w") as f:
+            json.dump(both_ours, f)
+        rc, out = self.run_compare(*options)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: staged copy (one run, both tracers) GPU time differs: "
+                      "ours 1800000 ns, CUPTI 2000000 ns, allowed below CUPTI's 100000 ns "
+                      "(tolerance)", out)
+
+    def test_managed_copies_are_staged_whatever_each_tracer_calls_them(self):
+        # gputrace: HtoD from managed memory; CUPTI: device to device, managed.
+        self.ours["memcpy"].append({"direction": "HtoD", "host_memory": "managed",
+                                    "async": False, "calls": 1, "bytes": 4096, "timed": 1,
+                                    "gpu_ns": {"total": 3000000}})
+        self.cupti["memcpy"].append({"direction": "DtoD", "host_memory": "managed",
+                                     "async": False, "calls": 1, "bytes": 4096,
+                                     "gpu_ns": 1000000})
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(self.row(out).endswith(" ok (staging)"), out)
+        self.assertIn("note cu_streams: copy DtoD/managed/sync: ours 0 calls 0 B, CUPTI 1 "
+                      "calls 4096 B", out)
 
     def test_pinned_copies_hold_both_bounds(self):
         for row in self.ours["memcpy"]:
