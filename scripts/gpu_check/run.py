@@ -78,9 +78,9 @@ def rule_lines(ctx):
         "  the floor is one event pair's allowance: its timestamps are taken by the GPU's "
         "front end around the work, CUPTI's by the units that do it (compare.py);",
         f"  {ctx.floor_source}",
-        "  copies of pageable or managed memory (staged): lower bound only, in a third run "
-        "with both tracers (the pair also times the driver's staging and page migration, "
-        "whose speed varies by run): 'ok (staging)';",
+        "  copy times from a third run with both tracers (a copy's speed moves between runs);",
+        "  copies of pageable or managed memory (staged) held to the lower bound only (the "
+        "pair also times the driver's staging and page migration): 'ok (staging)';",
         "  programs whose streams overlap are held to the lower bound only (an event pair "
         "also times waits behind other streams' work): 'ok (overlap)';",
         f"  each tracer in its own run; wall: best of {ctx.repeat} run"
@@ -156,17 +156,17 @@ def run_program(program, ctx):
     if ours is None or reference is None:
         return row
     ours, reference = compare.from_ours(ours), compare.from_cupti(reference)
-    staged = None
-    if compare.has_staged_copies(ours) or compare.has_staged_copies(reference):
-        staged = both_tracers(command, directory, ctx, row)
+    same_run = None
+    if compare.has_copies(ours) or compare.has_copies(reference):
+        same_run = both_tracers(command, directory, ctx, row)
     row.comparison = compare.compare(program.name, ours, reference, ctx.tolerance, ctx.floor_ns,
-                                     program.overlap, staged)
+                                     program.overlap, same_run)
     return row
 
 
 def both_tracers(command, directory, ctx, row):
-    """(ours, CUPTI) Totals of one run with both tracers, for the copies whose speed
-    depends on the host (compare.py); None, with a note, when that run fails."""
+    """(ours, CUPTI) Totals of one run with both tracers, for the copy times, which
+    move between runs (compare.py); None, with a note, when that run fails."""
     both_dir = os.path.join(directory, "both")
     env = runner.shim_environment(runner.cupti_environment(ctx.program_env, ctx.cupti_ref,
                                                            both_dir), ctx.shim, both_dir)
@@ -175,7 +175,7 @@ def both_tracers(command, directory, ctx, row):
     reference, why_cupti = runner.load_report(both, "cupti")
     if both.rc != 0 or ours is None or reference is None:
         why = "; ".join(w for w in (why_ours, why_cupti) if w) or both.describe()
-        row.notes.append(f"the run with both tracers gave no reports ({why}): staged copies "
+        row.notes.append(f"the run with both tracers gave no reports ({why}): copies "
                          f"compared across runs")
         return None
     return compare.from_ours(ours), compare.from_cupti(reference)
