@@ -195,6 +195,7 @@ class Comparison:
     copy_time: TimeCheck  # copies other than of pageable or managed memory
     staged_time: TimeCheck  # copies of pageable or managed memory: lower bound only
     copies_same_run: bool  # copy times come from one run with both tracers
+    copy_ns: tuple  # (ours, CUPTI): the copy times checked, staged and not
     memset_time: TimeCheck
     failures: list
     notes: list
@@ -324,7 +325,9 @@ def compare(program, ours, cupti, tolerance=DEFAULT_TOLERANCE, floor_ns=DEFAULT_
                          f"{check.timed}")
     return Comparison(program, len(names_ours & names_cupti), len(names_ours | names_cupti),
                       launches, graphs, copies, memsets, kernel_time, copy_time, staged_time,
-                      same_run is not None, memset_time, failures, notes)
+                      same_run is not None,
+                      (direct[0].gpu_ns + staged_pair[0].gpu_ns,
+                       direct[1].gpu_ns + staged_pair[1].gpu_ns), memset_time, failures, notes)
 
 
 def load(path, convert):

@@ -91,7 +91,7 @@ COLUMNS = (("program", 24), ("names", 6), ("launches", 16), ("GPU time", 22), ("
            ("bare / shim", 16), ("ovhd", 7), ("result", 0))
 GROUPS = (("", 1), ("kernels", 4), ("copies", 4), ("memsets", 1), ("wall", 2), ("", 1))
 LEGEND = ("a/b and a / b: gputrace / CUPTI; +gA/B: graph launches; bytes '=': equal; "
-          "ovhd: wall time under gputrace against bare")
+          "ovhd: wall time under gputrace against bare; *: from one run with both tracers")
 
 
 def _line(cells):
@@ -135,8 +135,8 @@ def _row_line(row):
     return _line((row.name, _pair(c.names_matched, c.names_total), launches,
                   _time_pair(c.kernel_time), fmt_diff(c.kernel_time.ours, c.kernel_time.cupti),
                   _pair(copies.calls, ref_copies.calls), copy_bytes,
-                  f"{fmt_ns(copies.gpu_ns)} / {fmt_ns(ref_copies.gpu_ns)}",
-                  fmt_diff(copies.gpu_ns, ref_copies.gpu_ns),
+                  f"{fmt_ns(c.copy_ns[0])} / {fmt_ns(c.copy_ns[1])}"
+                  f"{'*' if c.copies_same_run else ''}", fmt_diff(*c.copy_ns),
                   _pair(memsets.calls, ref_memsets.calls), wall, overhead, _result(row)))
 
 
