@@ -68,7 +68,9 @@ class LaunchCost(unittest.TestCase):
         self.assertRegex(out, r"cuEventRecord: \d+ ns per call")
 
     def test_runs_past_their_limit_are_reported_in_their_cells(self):
-        rc, out = self.run_script("--timeout", "0.001")
+        # A billion launches (records) cannot end in half a second, however fast the
+        # machine starts a process: every run is stopped at its limit.
+        rc, out = self.run_script("--timeout", "0.5", "--launches", "1000000000")
         self.assertEqual(rc, 1, out)
         self.assertIn("| one stream | failed | failed | failed |", out)
         self.assertIn("failed: one stream, timing_on: ran past its limit", out)
