@@ -360,7 +360,7 @@ static void gpu_work(void *w, const gt_event *ev)
 {
     gt_timeline *tl = w;
     bool gpu = gt_timeline_gpu_work(ev, tl->categories);
-    uint32_t tid = gpu ? gt_tl_track(tl, ev->device, ev->stream) : 0;
+    uint32_t tid = gpu ? gt_tl_track(tl, ev->device, gt_timeline_stream_track(ev)) : 0;
     if (gpu && !tid) tl->lost.tracks++;
     uint64_t flow = tid ? ++tl->flows : 0;
     host_slice(tl, ev, gpu, flow);

@@ -120,7 +120,8 @@ static void gpu_work(void *w, const gt_event *ev)
     bool gpu = gt_timeline_gpu_work(ev, t->categories);
     uint32_t lane = UINT32_MAX;
     if (gpu) {
-        lane = gt_pf_gpu_lane(t, ev->device, ev->stream, ev->gpu_start, ev->gpu_end);
+        lane = gt_pf_gpu_lane(t, ev->device, gt_timeline_stream_track(ev), ev->gpu_start,
+                              ev->gpu_end);
         if (lane == UINT32_MAX) t->lost.tracks++;
     }
     /* Flow ids are global to a trace that may be opened with others: the

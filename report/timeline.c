@@ -83,19 +83,30 @@ void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, 
     }
 }
 
-void gt_timeline_track_name(uint16_t device, uint64_t stream, char *buf, size_t cap)
+#define PER_THREAD_STREAM 2u /* CU_STREAM_PER_THREAD's value */
+
+uint64_t gt_timeline_stream_track(const gt_event *ev)
+{
+    if (ev->stream != PER_THREAD_STREAM || !ev->tid) return ev->stream;
+    return (uint64_t)ev->tid << 3 | PER_THREAD_STREAM;
+}
+
+void gt_timeline_track_name(uint16_t device, uint64_t track, char *buf, size_t cap)
 {
     char dev[16];
     if (device == GT_NO_DEVICE)
         snprintf(dev, sizeof dev, "?");
     else
         snprintf(dev, sizeof dev, "%u", (unsigned)device);
-    if (stream == 0)
+    if (track == 0)
         snprintf(buf, cap, "GPU %s default stream", dev);
-    else if (stream == 2) /* CU_STREAM_PER_THREAD */
+    else if (track == PER_THREAD_STREAM)
         snprintf(buf, cap, "GPU %s per-thread default stream", dev);
+    else if ((track & 7) == PER_THREAD_STREAM)
+        snprintf(buf, cap, "GPU %s per-thread default stream, thread %llu", dev,
+                 (unsigned long long)(track >> 3));
     else
-        snprintf(buf, cap, "GPU %s stream 0x%llx", dev, (unsigned long long)stream);
+        snprintf(buf, cap, "GPU %s stream 0x%llx", dev, (unsigned long long)track);
 }
 
 void gt_timeline_process_name(const gt_process_info *p, int pid, char *buf, size_t cap)

@@ -58,9 +58,16 @@ typedef struct gt_timeline_draw {
  * runtime call's is drawn) nor for NVTX outside `categories`. */
 void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev);
 
-/* "GPU d default stream", "GPU d per-thread default stream", "GPU d
- * stream 0x...", with "?" for an unknown device. */
-void gt_timeline_track_name(uint16_t device, uint64_t stream, char *buf, size_t cap);
+/* The stream track a piece of GPU work is drawn on: its stream, but each
+ * thread's per-thread default stream (CU_STREAM_PER_THREAD) apart, as
+ * (tid << 3) | 2, which no stream handle (an aligned pointer) nor the
+ * constants 0, 1 and 2 equal. */
+uint64_t gt_timeline_stream_track(const gt_event *ev);
+
+/* "GPU d default stream", "GPU d per-thread default stream, thread t",
+ * "GPU d stream 0x...", with "?" for an unknown device; `track` as
+ * gt_timeline_stream_track gives it. */
+void gt_timeline_track_name(uint16_t device, uint64_t track, char *buf, size_t cap);
 
 /* The program's name: the first word of the command without its
  * directory, or "pid P" when there is none. */

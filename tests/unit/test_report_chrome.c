@@ -340,6 +340,29 @@ static void test_track_cap(void **unused)
     free(text);
 }
 
+/* Each thread's per-thread default stream is a track of its own: two
+ * threads' overlapping work on it shares none. */
+static void test_per_thread_default_streams(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    uint32_t k = intern(t.s.names, "k");
+    for (uint32_t thread = 10; thread < 12; thread++) {
+        gt_event ev = kernel_event(k, thread, SAMPLE_START, SAMPLE_START + 10, SAMPLE_START + 900);
+        ev.stream = 2; /* CU_STREAM_PER_THREAD */
+        add(&t, ev);
+    }
+    char *text = trace_close(&t);
+    assert_int_equal(occurrences(text, "\"name\":\"GPU 0 per-thread default stream, thread 10\""),
+                     1);
+    assert_int_equal(occurrences(text, "\"name\":\"GPU 0 per-thread default stream, thread 11\""),
+                     1);
+    assert_int_equal(occurrences(text, "\"name\":\"GPU 0 per-thread default stream\""), 0);
+    assert_int_equal(occurrences(text, "\"cat\":\"kernel\",\"name\":\"k\""), 2);
+    free(text);
+}
+
 /* Past the start of write-behind, windows go to writeback as the file
  * grows, and what is read back is what was written. */
 static void test_write_behind(void **unused)
@@ -499,6 +522,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_nvtx_attributes),
         cmocka_unit_test(test_too_deep),
         cmocka_unit_test(test_track_cap),
+        cmocka_unit_test(test_per_thread_default_streams),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_stream_file),
         cmocka_unit_test(test_write_behind),

@@ -368,6 +368,32 @@ static void test_lanes(void **unused)
     assert_int_equal(y.flows_in, 20 + GT_PFTRACE_MAX_LANES);
 }
 
+/* Each thread's per-thread default stream is a track of its own: two
+ * threads' overlapping work there needs no second lane. */
+static void test_per_thread_default_streams(void **unused)
+{
+    (void)unused;
+    const char *names[] = {"GPU 0 per-thread default stream, thread 10",
+                           "GPU 0 per-thread default stream, thread 11",
+                           "GPU 0 per-thread default stream"};
+    const unsigned want[] = {1, 1, 0};
+    for (int n = 0; n < 3; n++) {
+        trace t;
+        trace_open(&t);
+        uint32_t k = intern(t.s.names, "k");
+        for (uint32_t thread = 10; thread < 12; thread++) {
+            gt_event ev =
+                kernel_event(k, thread, SAMPLE_START, SAMPLE_START + 10, SAMPLE_START + 900);
+            ev.stream = 2; /* CU_STREAM_PER_THREAD */
+            add(&t, ev);
+        }
+        tally y = {.lane_name = names[n]};
+        trace_close(&t, &y);
+        assert_int_equal(y.lanes, want[n]);
+        assert_int_equal(y.flows_in, 2);
+    }
+}
+
 /* Pushes past the depth cap are left out and counted, their pops end
  * nothing; ranges left open end at the end. */
 static void test_too_deep(void **unused)
@@ -480,8 +506,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_varints),     cmocka_unit_test(test_fields),
         cmocka_unit_test(test_lengths),     cmocka_unit_test(test_sample_packets),
-        cmocka_unit_test(test_lanes),       cmocka_unit_test(test_too_deep),
-        cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_lanes),       cmocka_unit_test(test_per_thread_default_streams),
+        cmocka_unit_test(test_too_deep),    cmocka_unit_test(test_write_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
