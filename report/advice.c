@@ -4,9 +4,11 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aggregate.h"
+#include "display_name.h"
 #include "format.h"
 #include "loaded.h"
 
@@ -174,6 +176,47 @@ static void small_memcpy(advice_ctx *c, const gt_advice_acc *a)
         gt_copy_dir_name(most), a->small_by_dir[most]);
 }
 
+/* Kernels whose GPU time averaged under GT_ADVICE_SMALL_KERNEL_NS, from
+ * the kernel table (graph launches aside: a graph is the fix). */
+static void small_kernels(advice_ctx *c)
+{
+    const gt_table *t = &c->r->tables[GT_CAT_KERNEL];
+    uint64_t launches = 0, gpu_ns = 0, host_ns_total = 0;
+    const gt_row *most = NULL;
+    for (uint32_t i = 0; i < t->nrows; i++) {
+        const gt_row *row = &t->rows[i];
+        if (row->key.f[1] || !row->time.count ||
+            row->time.total / row->time.count >= GT_ADVICE_SMALL_KERNEL_NS)
+            continue;
+        launches += row->calls;
+        gpu_ns += row->time.total;
+        host_ns_total += row->api_ns_total;
+        if (!most || row->calls > most->calls) most = row;
+    }
+    if (launches < GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES || !most) return;
+    char *label = gt_row_label(c->r, GT_CAT_KERNEL, most);
+    char *name = label ? gt_display_name(label) : NULL;
+    units u;
+    /* Whether the GPU waited: launch calls that took longer than the
+     * kernels kept it waiting for the next one. */
+    const char *waited = host_ns_total >= gpu_ns ? " (longer than the kernels: the GPU waited "
+                                                   "for the host)"
+                                                 : "";
+    say(c, "small-kernels", launches,
+        "%" PRIu64 " launches of kernels that took under 10 us each on the GPU (%s of GPU time in "
+        "all, %s of host time in their launch calls%s): at that size a kernel's fixed costs, its "
+        "launch on the host and its start on the GPU, rival its work: fuse kernels or give each "
+        "more work, or capture the sequence into a CUDA graph once and launch the graph "
+        "(cudaStreamBeginCapture, cudaGraphLaunch). Most launched: %s, %" PRIu64
+        " launches of %s on average.",
+        launches, gt_format_ns(gpu_ns, u.a, sizeof u.a),
+        gt_format_ns(host_ns_total, u.b, sizeof u.b), waited,
+        name ? name : label ? label : "(unnamed kernel)", most->calls,
+        gt_format_ns(most->time.total / most->time.count, u.c, sizeof u.c));
+    free(name);
+    free(label);
+}
+
 static uint64_t wall_ns(const gt_process_info *p)
 {
     return p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
@@ -324,6 +367,7 @@ static const struct {
     {"pageable-async-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
     {"sync-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
     {"small-memcpy", GT_CAT_BIT(GT_CAT_MEMCPY)},
+    {"small-kernels", GT_CAT_BIT(GT_CAT_KERNEL)},
     {"sync-api", GT_CAT_BIT(GT_CAT_SYNC)},
     {"gpu-idle", GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMCPY) | GT_CAT_BIT(GT_CAT_MEMSET)},
     {"ptx-jit", GT_CAT_BIT(GT_CAT_MODULE)},
@@ -363,6 +407,10 @@ size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
         sync_memcpy(&c, &a->sync_copy);
         small_memcpy(&c, a);
     }
+    /* Event-timed GPU times only: host times would make every launch small. */
+    if (gt_report_enabled(r, GT_CAT_KERNEL) && r->opt.gpu_timing == GT_GPU_TIMING_EVENTS &&
+        !r->gpu_timing_off[0])
+        small_kernels(&c);
     if (gt_report_enabled(r, GT_CAT_SYNC)) sync_api(&c, &a->sync_call);
     if (any_gpu_work(r)) gpu_idle(&c);
     if (gt_report_enabled(r, GT_CAT_MODULE)) ptx_jit(&c, a);

@@ -12,6 +12,10 @@
  *                          GT_ADVICE_SYNC_MEMCPY_BYTES
  *   small-memcpy           GT_ADVICE_SMALL_MEMCPY_MIN_COUNT copies or more
  *                          of fewer than GT_ADVICE_SMALL_MEMCPY_BYTES
+ *   small-kernels          GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES launches or
+ *                          more of kernels whose GPU time averaged under
+ *                          GT_ADVICE_SMALL_KERNEL_NS (GPU timing on): work so
+ *                          small that its launch costs about as much
  *   sync-api               GT_ADVICE_SYNC_API_MIN_CALLS synchronize calls or
  *                          more, blocking the host for at least
  *                          GT_ADVICE_SYNC_API_MIN_SHARE_PCT % of the wall time
@@ -40,7 +44,13 @@
 #define GT_ADVICE_SMALL_MEMCPY_MIN_COUNT 100u   /* small-memcpy: "many" */
 #define GT_ADVICE_SYNC_API_MIN_CALLS 10u        /* sync-api: fewer is not a habit */
 #define GT_ADVICE_SYNC_API_MIN_SHARE_PCT 10u    /* sync-api: of the wall time blocked */
-#define GT_ADVICE_RULES 7u
+/* small-kernels: a kernel launch costs the host a few us (4-5 on an H100,
+ * more under any tracer), and an event pair reads 5-7 us around an empty
+ * kernel there: kernels averaging under 10 us are about as cheap as their
+ * launches, and 1000 such launches are a habit, not a warm-up. */
+#define GT_ADVICE_SMALL_KERNEL_NS 10000u
+#define GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES 1000u
+#define GT_ADVICE_RULES 8u
 #define GT_ADVICE_MESSAGE_MAX 512u
 
 /* One event kept as a rule's example. */

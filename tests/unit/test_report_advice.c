@@ -213,6 +213,64 @@ static void test_gpu_idle(void **unused)
     drop(f);
 }
 
+/* n launches of kernel `name` of gpu_ns each, their calls taking 4 us. */
+static void launches(fixture *f, const char *name, unsigned n, uint64_t gpu_ns, bool graph)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t t = START + (uint64_t)i * 20000;
+        gt_event ev = kernel_event(intern(f->names, name), 1, t, t + 4000, t + 4000 + gpu_ns);
+        ev.host_end = t + 4000;
+        if (graph) ev.kind = GT_EV_GRAPH;
+        gt_report_add(f->r, &ev);
+    }
+}
+
+static void test_small_kernels(void **unused)
+{
+    (void)unused;
+    fixture *f = make();
+    launches(f, "_Z4tinyPf", GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES - 1, 5000, false);
+    /* 10 us on average is not under 10 us; graph launches are the fix */
+    launches(f, "big", 2000, GT_ADVICE_SMALL_KERNEL_NS, false);
+    launches(f, "graph", 2000, 1000, true);
+    run_rules(f);
+    assert_null(finding(f, "small-kernels"));
+    launches(f, "other", 1, 2000, false);
+    run_rules(f);
+    expect(f, "small-kernels", 1000,
+           "1000 launches of kernels that took under 10 us each on the GPU (5.00 ms of GPU time "
+           "in all, 4.00 ms of host time in their launch calls)");
+    /* 5 us kernels, 4 us launch calls: the launches kept up */
+    assert_null(strstr(finding(f, "small-kernels")->message, "the GPU waited"));
+    expect(f, "small-kernels", 1000, "capture the sequence into a CUDA graph");
+    expect(f, "small-kernels", 1000, "Most launched: _Z4tinyPf, 999 launches of 5.00");
+    drop(f);
+
+    /* Launch calls longer than the kernels: the GPU waited for them. */
+    f = make();
+    launches(f, "empty", GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES, 1000, false);
+    run_rules(f);
+    expect(f, "small-kernels", 1000,
+           "(1.00 ms of GPU time in all, 4.00 ms of host time in their launch calls (longer than "
+           "the kernels: the GPU waited for the host))");
+    drop(f);
+
+    /* With GPU timing off the times are the calls': no finding. */
+    f = make();
+    gt_report_destroy(f->r);
+    gt_report_options opt = {.categories = GT_CAT_ALL, .verbosity = GT_VERB_DEFAULT,
+                             .gpu_timing = GT_GPU_TIMING_OFF};
+    f->r = gt_report_create(&opt, f->names);
+    for (unsigned i = 0; i < 2 * GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES; i++) {
+        gt_event ev = host_event(GT_EV_KERNEL, 1, START + i * 20000ull, START + i * 20000ull + 4000);
+        ev.name = intern(f->names, "tiny");
+        gt_report_add(f->r, &ev);
+    }
+    run_rules(f);
+    assert_null(finding(f, "small-kernels"));
+    drop(f);
+}
+
 static void module_load(fixture *f, uint8_t kind, uint64_t bytes, uint64_t ns)
 {
     gt_event ev = host_event(GT_EV_MODULE, 1, START, START + ns);
@@ -358,6 +416,8 @@ static void test_sample_and_clean_run(void **unused)
     sample_build(&s, NULL);
     gt_advice found[GT_ADVICE_RULES];
     size_t n = gt_report_advice(s.r, &s.p, found);
+    /* every rule but small-kernels, which takes 1000 launches
+     * (test_small_kernels) */
     const char *rules[] = {"pageable-async-memcpy",
                            "sync-memcpy",
                            "small-memcpy",
@@ -365,7 +425,7 @@ static void test_sample_and_clean_run(void **unused)
                            "gpu-idle",
                            "ptx-jit",
                            "leak"};
-    assert_int_equal(n, GT_ADVICE_RULES);
+    assert_int_equal(n, GT_ADVICE_RULES - 1);
     for (size_t i = 0; i < n; i++)
         assert_string_equal(found[i].rule, rules[i]);
     sample_free(&s);
@@ -415,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_sync_memcpy_longest_by_gpu_time),
         cmocka_unit_test(test_small_memcpy),
         cmocka_unit_test(test_sync_api),
+        cmocka_unit_test(test_small_kernels),
         cmocka_unit_test(test_gpu_idle),
         cmocka_unit_test(test_ptx_jit),
         cmocka_unit_test(test_ptx_jit_sources),

@@ -244,6 +244,19 @@ static void gpu_idle(gpu *g)
     expect("longest_ns", "%llu", (unsigned long long)longest);
 }
 
+/* 1500 launches of vec_add, short on the emulated GPU (check_advice.py),
+ * and 10 of apps::scale, which is not. */
+static void small_kernels(gpu *g)
+{
+    for (int i = 0; i < 1500; i++)
+        launch_add(g);
+    for (int i = 0; i < 10; i++)
+        launch_scale(g);
+    check(cuStreamSynchronize(g->stream), "cuStreamSynchronize");
+    expect("count", "1500");
+    expect("kernel", "vec_add");
+}
+
 /* Two more PTX loads of the same image; the program's own module is a
  * cubin. The PTX is data the program carries: where it came from is not
  * known to the tracer. */
@@ -454,6 +467,7 @@ static const struct {
     {"small-memcpy", small_memcpy},
     {"sync-api", sync_api},
     {"gpu-idle", gpu_idle},
+    {"small-kernels", small_kernels},
     {"ptx-jit", ptx_jit},
     {"ptx-jit-nvrtc", ptx_jit_nvrtc},
     {"ptx-jit-nvvm", ptx_jit_nvvm},
