@@ -1,4 +1,5 @@
-/* What report, diff and merge share. */
+/* What report, diff and merge share, but the reading of reports
+ * (tools_load.c, with cJSON); the command's option checking uses it too. */
 #include "tools.h"
 
 #include <getopt.h>
@@ -8,7 +9,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "load.h"
 #include "output.h"
 
 typedef struct lookup {
@@ -71,21 +71,6 @@ int gt_cli_parse_formats(const char *value, unsigned *formats)
 gt_strtab *gt_cli_names(void)
 {
     return gt_strtab_create_sized(NAME_BUCKET_BITS);
-}
-
-gt_report *gt_cli_load(const char *path, gt_strtab *names)
-{
-    char err[GT_LOAD_ERROR_MAX];
-    gt_report *r = gt_report_load_file(path, names, err, sizeof err);
-    if (!r) gt_cli_error("%s", err);
-    return r;
-}
-
-int gt_cli_load_all(char *const *paths, size_t n, gt_strtab *names, gt_report **out)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!(out[i] = gt_cli_load(paths[i], names))) return -1;
-    return 0;
 }
 
 typedef struct write_job {

@@ -23,9 +23,10 @@
 #   --no-launch-cost  skip the launch-cost measurement
 #   run.py options    --only REGEX, --no-python, --repeat N, --timeout S, --budget S,
 #                     --tolerance F, --floor-us US (scripts/gpu_check/run.py --help)
-# GPUTRACE_BUILD_JOBS sets the build's parallelism (default: every processor). Where no
-# package archive can be reached, unpack libcjson1 and libcjson-dev somewhere and name
-# that prefix in CMAKE_PREFIX_PATH (dpkg -x PKG.deb /opt/cj; CMAKE_PREFIX_PATH=/opt/cj/usr).
+# GPUTRACE_BUILD_JOBS sets the build's parallelism (default: every processor). It installs
+# nothing: the check needs no package beyond the compilers, CMake, python3 and the CUDA
+# toolkit (the command's report, diff and merge, which need cJSON, are built only where
+# cJSON is found).
 set -u -o pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,16 +60,6 @@ cuda_root() {
     nvcc=$(command -v nvcc) && dirname "$(dirname "$(readlink -f "$nvcc")")"
 }
 
-# cJSON's header under /usr, /usr/local or a CMAKE_PREFIX_PATH entry (CMake looks there).
-cjson_found() {
-    local prefix
-    local IFS=:
-    for prefix in ${CMAKE_PREFIX_PATH:-} /usr/local /usr; do
-        [ -n "$prefix" ] && [ -f "$prefix/include/cjson/cJSON.h" ] && return 0
-    done
-    return 1
-}
-
 # Progress goes to stderr: without a GPU, stdout is the one line of the verdict.
 build_kit() {
     [ "$skip_build" = 1 ] && return 0
@@ -76,9 +67,6 @@ build_kit() {
     local root jobs start=$SECONDS
     root=$(cuda_root)
     jobs=${GPUTRACE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
-    # The gputrace command reads reports with cJSON (report, diff, merge). A machine
-    # that cannot reach a package archive may name an unpacked one in CMAKE_PREFIX_PATH.
-    cjson_found || gt_need_packages libcjson-dev || return 1
     echo "gpu-check: building in $build (Release, $jobs jobs, log in build.log there)" >&2
     if cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
         -DGPUTRACE_GPU_KIT=ON ${root:+-DGPUTRACE_CUDA_ROOT="$root"} >"$build/build.log" 2>&1 &&
