@@ -203,7 +203,7 @@ static void small_kernels(advice_ctx *c)
                                                    "for the host)"
                                                  : "";
     say(c, "small-kernels", launches,
-        "%" PRIu64 " launches of kernels that took under 10 us each on the GPU (%s of GPU time in "
+        "%" PRIu64 " launches of kernels that took under 20 us each on the GPU (%s of GPU time in "
         "all, %s of host time in their launch calls%s): at that size a kernel's fixed costs, its "
         "launch on the host and its start on the GPU, rival its work: fuse kernels or give each "
         "more work, or capture the sequence into a CUDA graph once and launch the graph "
