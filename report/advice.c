@@ -176,26 +176,33 @@ static void small_memcpy(advice_ctx *c, const gt_advice_acc *a)
         gt_copy_dir_name(most), a->small_by_dir[most]);
 }
 
-/* Kernels whose GPU time averaged under GT_ADVICE_SMALL_KERNEL_NS, from
+/* Kernels whose median GPU time is under GT_ADVICE_SMALL_KERNEL_NS, from
  * the kernel table (graph launches aside: a graph is the fix). */
 static void small_kernels(advice_ctx *c)
 {
     const gt_table *t = &c->r->tables[GT_CAT_KERNEL];
-    uint64_t launches = 0, gpu_ns = 0, host_ns_total = 0;
+    uint64_t launches = 0, gpu_ns = 0, host_ns_total = 0, most_med = 0;
     const gt_row *most = NULL;
     for (uint32_t i = 0; i < t->nrows; i++) {
         const gt_row *row = &t->rows[i];
-        if (row->key.f[1] || !row->time.count ||
-            row->time.total / row->time.count >= GT_ADVICE_SMALL_KERNEL_NS)
-            continue;
+        if (row->key.f[1] || !row->time.count) continue;
+        /* The median: an event pair also times waits behind other streams'
+         * work, which a few long waits make dominate an average. */
+        gt_stats_summary sum;
+        gt_stats_summarize(&row->time, &sum);
+        if (sum.med >= GT_ADVICE_SMALL_KERNEL_NS) continue;
         launches += row->calls;
         gpu_ns += row->time.total;
         host_ns_total += row->api_ns_total;
-        if (!most || row->calls > most->calls) most = row;
+        if (!most || row->calls > most->calls) {
+            most = row;
+            most_med = sum.med;
+        }
     }
     if (launches < GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES || !most) return;
     char *label = gt_row_label(c->r, GT_CAT_KERNEL, most);
     char *name = label ? gt_display_name(label) : NULL;
+    const char *shown = name ? name : label ? label : "(unnamed kernel)";
     units u;
     /* Whether the GPU waited: launch calls that took longer than the
      * kernels kept it waiting for the next one. */
@@ -203,16 +210,16 @@ static void small_kernels(advice_ctx *c)
                                                    "for the host)"
                                                  : "";
     say(c, "small-kernels", launches,
-        "%" PRIu64 " launches of kernels that took under 20 us each on the GPU (%s of GPU time in "
+        "%" PRIu64 " launches of kernels that took under 25 us on the GPU (medians; %s of GPU "
+        "time in "
         "all, %s of host time in their launch calls%s): at that size a kernel's fixed costs, its "
-        "launch on the host and its start on the GPU, rival its work: fuse kernels or give each "
-        "more work, or capture the sequence into a CUDA graph once and launch the graph "
-        "(cudaStreamBeginCapture, cudaGraphLaunch). Most launched: %s, %" PRIu64
-        " launches of %s on average.",
+        "launch on the host and its start on the GPU, are a large share of its work: fuse "
+        "kernels or give each more work, or capture the sequence into a CUDA graph once and "
+        "launch the graph (cudaStreamBeginCapture, cudaGraphLaunch). Most launched: %s, %" PRIu64
+        " launches, %s each (median).",
         launches, gt_format_ns(gpu_ns, u.a, sizeof u.a),
         gt_format_ns(host_ns_total, u.b, sizeof u.b), waited,
-        name ? name : label ? label : "(unnamed kernel)", most->calls,
-        gt_format_ns(most->time.total / most->time.count, u.c, sizeof u.c));
+        shown, most->calls, gt_format_ns(most_med, u.c, sizeof u.c));
     free(name);
     free(label);
 }
