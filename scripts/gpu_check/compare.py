@@ -5,7 +5,8 @@ compare.py [--program NAME] [--tolerance F] [--floor-us US] [--overlap] OURS.jso
 prints the fidelity table's header, the program's row and what differs; exit status 1
 when a check fails.
 
-What is compared (the two runs are separate processes: never both tracers at once):
+What is compared (separate runs, one tracer each; copy times from a third run with both
+tracers where one is given, see below):
   kernel names      the set of demangled names, gputrace's row of graph launches aside
                     (the row with "graph": true)
   launches          per kernel name, calls: launches outside graphs, plus each kernel

@@ -3,7 +3,8 @@
 
 run.py --build-dir DIR [options]
   Runs every program of programs.py bare, under libgputrace.so and under the CUPTI
-  reference (never both tracers at once), compares the two reports (compare.py), runs
+  reference (one tracer per run; then, for programs that copy, one run with both, for the
+  copy times), compares the reports (compare.py), runs
   the Python workloads (workloads.py), prints the fidelity tables and writes
   DIR/summary.json. Exit status 1 when any check fails.
 run.py --build-dir DIR --check-artifacts
