@@ -8,7 +8,8 @@
 # runtime. Elsewhere they run on the project's CPU emulation of CUDA,
 # with simulated kernel and copy durations of roughly what an H200 takes,
 # and the demo says so. On a fresh Debian machine, as root, it first
-# installs what is missing (scripts/setup.sh).
+# installs what is missing (scripts/setup.sh): on a GPU only CMake, the
+# compilers and python3.
 #
 # Usage: scripts/demo.sh [--run-only] [--emulator] [--build-dir DIR] [--out DIR]
 #   --run-only       use the build directory as it is (no packages, no build)
@@ -59,13 +60,21 @@ emu_kernel_ns+=",_Z21classify_final_statesPKdS0_PiPji=5000,*=5000"
 emu_gbps="pinned=50,pageable=12,dtod=2000,memset=3000,peer=300"
 
 build_demo() {
-    gt_need_packages "${GT_BASE_PACKAGES[@]}"
+    local targets=(gputrace gputrace_cli examples) testing=OFF
+    if [ "$gpu" = 1 ]; then
+        # On a GPU nothing of the test suite is needed: the compilers, CMake
+        # and python3 (the build's generators) are all, so that the demo also
+        # builds where no package archive can be reached.
+        gt_need_packages cmake make gcc g++ python3
+    else
+        # The emulator lives with the tests: BUILD_TESTING configures it.
+        gt_need_packages "${GT_BASE_PACKAGES[@]}"
+        targets+=(gtemu_cuda gtemu_cudart)
+        testing=ON
+    fi
     gt_check_cuda
-    local targets=(gputrace gputrace_cli examples)
-    # The emulator lives with the tests: BUILD_TESTING configures it.
-    [ "$gpu" = 1 ] || targets+=(gtemu_cuda gtemu_cudart)
     echo "gputrace demo: building in $build" >&2
-    cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
+    cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=$testing >/dev/null
     cmake --build "$build" -j "$(gt_jobs)" --target "${targets[@]}" >/dev/null
 }
 
