@@ -21,24 +21,17 @@
 #include <cuda.h>
 
 #include "app_kernels_ptx.h"
+#include "app_driver.h"
 #include "app_util.h"
 #include "manifest.h"
 
 #define BLOCK 256
 
-static void check(CUresult res, const char *what)
-{
-    if (res == CUDA_SUCCESS) return;
-    const char *name = "unknown CUresult";
-    cuGetErrorName(res, &name);
-    app_fail(what, name, (int)res);
-}
-
 static void launch_n(CUfunction f, const char *name, int times, void **args, unsigned grid,
                      CUstream s)
 {
     for (int i = 0; i < times; i++)
-        check(cuLaunchKernel(f, grid, 1, 1, BLOCK, 1, 1, 0, s, args, NULL), "cuLaunchKernel");
+        app_check(cuLaunchKernel(f, grid, 1, 1, BLOCK, 1, 1, 0, s, args, NULL), "cuLaunchKernel");
     app_manifest_kernel(name, (unsigned long long)times, false);
 }
 
@@ -70,30 +63,24 @@ int main(int argc, char **argv)
     size_t elements = (size_t)app_arg(argc, argv, 2, "elements", 65536, 1);
     size_t bytes = elements * sizeof(float);
 
-    CUdevice dev;
-    CUcontext ctx;
+    CUdevice dev = 0; /* app_primary_context's */
     CUmodule module;
     CUfunction vec_add, scale;
     CUstream stream;
     CUdeviceptr x, y, z;
-    check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuModuleLoadData(&module, app_kernels_ptx), "cuModuleLoadData");
-    check(cuModuleGetFunction(&vec_add, module, "vec_add"), "cuModuleGetFunction");
-    check(cuModuleGetFunction(&scale, module, "_ZN4apps5scaleEPffi"), "cuModuleGetFunction");
-    check(cuStreamCreate(&stream, CU_STREAM_DEFAULT), "cuStreamCreate");
-    check(cuMemAlloc(&x, bytes), "cuMemAlloc");
-    check(cuMemAlloc(&y, bytes), "cuMemAlloc");
-    check(cuMemAlloc(&z, bytes), "cuMemAlloc");
+    app_primary_context();
+    app_vector_kernels(app_kernels_ptx, &module, &vec_add, &scale);
+    app_check(cuStreamCreate(&stream, CU_STREAM_DEFAULT), "cuStreamCreate");
+    app_check(cuMemAlloc(&x, bytes), "cuMemAlloc");
+    app_check(cuMemAlloc(&y, bytes), "cuMemAlloc");
+    app_check(cuMemAlloc(&z, bytes), "cuMemAlloc");
 
     unsigned char *src = malloc(bytes), *dst = malloc(bytes);
     if (src == NULL || dst == NULL) app_wrong("out of host memory");
     app_fill_pattern(src, bytes, 30);
-    check(cuMemcpyHtoD(x, src, bytes), "cuMemcpyHtoD");
+    app_check(cuMemcpyHtoD(x, src, bytes), "cuMemcpyHtoD");
     app_manifest_copy(APP_HTOD, APP_PAGEABLE, false, bytes, false);
-    check(cuMemcpyDtoH(dst, x, bytes), "cuMemcpyDtoH");
+    app_check(cuMemcpyDtoH(dst, x, bytes), "cuMemcpyDtoH");
     app_manifest_copy(APP_DTOH, APP_PAGEABLE, false, bytes, false);
     app_expect_same(src, dst, bytes, "round trip before fork");
 
@@ -103,7 +90,7 @@ int main(int argc, char **argv)
     void *add_args[] = {&x, &y, &z, &n};
     void *scale_args[] = {&y, &factor, &n};
     launch_n(vec_add, "vec_add", iterations, add_args, grid, stream);
-    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    app_check(cuStreamSynchronize(stream), "cuStreamSynchronize");
     app_manifest_sync("cuStreamSynchronize", 1);
 
     fflush(stdout);
@@ -112,13 +99,13 @@ int main(int argc, char **argv)
     if (pid == 0) exit(child(bytes));
 
     launch_n(scale, "apps::scale", iterations, scale_args, grid, stream);
-    check(cuMemsetD32(z, 0x0badf00d, elements), "cuMemsetD32");
+    app_check(cuMemsetD32(z, 0x0badf00d, elements), "cuMemsetD32");
     app_manifest_memset(bytes, false, false);
-    check(cuMemcpyDtoH(dst, z, bytes), "cuMemcpyDtoH");
+    app_check(cuMemcpyDtoH(dst, z, bytes), "cuMemcpyDtoH");
     app_manifest_copy(APP_DTOH, APP_PAGEABLE, false, bytes, false);
     for (size_t i = 0; i < elements; i++)
         if (((uint32_t *)dst)[i] != 0x0badf00d) app_wrong("memset after fork");
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     app_manifest_sync("cuCtxSynchronize", 1);
 
     int status = 0;
@@ -126,12 +113,12 @@ int main(int argc, char **argv)
         app_wrong("child did not exit 0");
     printf("parent: child exited 0\n");
 
-    check(cuMemFree(x), "cuMemFree");
-    check(cuMemFree(y), "cuMemFree");
-    check(cuMemFree(z), "cuMemFree");
-    check(cuStreamDestroy(stream), "cuStreamDestroy");
-    check(cuModuleUnload(module), "cuModuleUnload");
-    check(cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
+    app_check(cuMemFree(x), "cuMemFree");
+    app_check(cuMemFree(y), "cuMemFree");
+    app_check(cuMemFree(z), "cuMemFree");
+    app_check(cuStreamDestroy(stream), "cuStreamDestroy");
+    app_check(cuModuleUnload(module), "cuModuleUnload");
+    app_check(cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
     free(src);
     free(dst);
     return app_manifest_write(app_program) == 0 ? 0 : APP_EXIT_WRONG_RESULT;

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "app_kernels_ptx.h"
+#include "app_driver.h"
 #include "app_util.h"
 
 #define ELEMENTS 4096
@@ -75,14 +76,6 @@ static struct timespec t_start;
 static uint64_t (*event_records)(void);
 static uint64_t records_outside, records_inside;
 static int counted_per_call = 1; /* outside() and inside() count their own records */
-
-static void check(CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS) return;
-    const char *name = "unknown CUresult";
-    if (cuGetErrorName(r, &name) != CUDA_SUCCESS) name = "unknown CUresult";
-    app_fail(what, name, (int)r);
-}
 
 static void check_rt(cudaError_t r, const char *what)
 {
@@ -123,7 +116,7 @@ static void launch(CUfunction f, long n)
     void *add_args[] = {&x, &y, &z, &elements};
     void *scale_args[] = {&z, &factor, &elements};
     for (long i = 0; i < n; i++)
-        check(cuLaunchKernel(f, ELEMENTS / BLOCK, 1, 1, BLOCK, 1, 1, 0, own_stream,
+        app_check(cuLaunchKernel(f, ELEMENTS / BLOCK, 1, 1, BLOCK, 1, 1, 0, own_stream,
                              f == vec_add ? add_args : scale_args, NULL),
               "cuLaunchKernel");
 }
@@ -133,7 +126,7 @@ static void outside(long n)
 {
     uint64_t before = records();
     launch(scale, n);
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     if (counted_per_call) records_outside += records() - before;
 }
 
@@ -141,7 +134,7 @@ static void inside(long n)
 {
     uint64_t before = records();
     launch(vec_add, n);
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     if (counted_per_call) records_inside += records() - before;
 }
 
@@ -149,30 +142,30 @@ static void profiler_mode(void)
 {
     static unsigned char host[COPY_BYTES];
     CUdeviceptr a, b, c;
-    check(cuMemAlloc(&a, MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&a, MIB), "cuMemAlloc");
     outside(launches);
-    check(cuProfilerStart(), "cuProfilerStart");
-    check(cuMemAlloc(&b, 2 * MIB), "cuMemAlloc");
-    check(cuMemcpyHtoD(b, host, COPY_BYTES), "cuMemcpyHtoD");
+    app_check(cuProfilerStart(), "cuProfilerStart");
+    app_check(cuMemAlloc(&b, 2 * MIB), "cuMemAlloc");
+    app_check(cuMemcpyHtoD(b, host, COPY_BYTES), "cuMemcpyHtoD");
     inside(launches);
     pause_ms(30);
-    check(cuProfilerStop(), "cuProfilerStop");
+    app_check(cuProfilerStop(), "cuProfilerStop");
     outside(launches);
-    check(cuMemFree(a), "cuMemFree");
+    app_check(cuMemFree(a), "cuMemFree");
     check_rt(cudaProfilerStart(), "cudaProfilerStart");
-    check(cuMemcpyHtoD(b, host, COPY_BYTES), "cuMemcpyHtoD");
+    app_check(cuMemcpyHtoD(b, host, COPY_BYTES), "cuMemcpyHtoD");
     inside(launches);
-    check(cuMemFree(b), "cuMemFree");
+    app_check(cuMemFree(b), "cuMemFree");
     pause_ms(30);
     check_rt(cudaProfilerStop(), "cudaProfilerStop");
     outside(launches);
-    check(cuProfilerStart(), "cuProfilerStart");
-    check(cuMemcpyHtoD(x, host, COPY_BYTES), "cuMemcpyHtoD");
+    app_check(cuProfilerStart(), "cuProfilerStart");
+    app_check(cuMemcpyHtoD(x, host, COPY_BYTES), "cuMemcpyHtoD");
     inside(launches);
     pause_ms(30);
-    check(cuProfilerStop(), "cuProfilerStop");
+    app_check(cuProfilerStop(), "cuProfilerStop");
     outside(launches);
-    check(cuMemAlloc(&c, 4 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&c, 4 * MIB), "cuMemAlloc");
 }
 
 /* Both threads run each phase together, between barriers: the event
@@ -190,8 +183,8 @@ static void wait_all(void)
 static void *pusher(void *arg)
 {
     (void)arg;
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    app_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    app_check(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     wait_all();
     uint64_t r0 = records();
     outside(launches);
@@ -220,8 +213,8 @@ static void *pusher(void *arg)
 static void *starter(void *arg)
 {
     (void)arg;
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    app_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    app_check(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     wait_all();
     outside(launches);
     nvtxRangePushA("straddle");
@@ -261,10 +254,10 @@ static void timed_mode(void)
 static void combined_mode(void)
 {
     at(50);
-    check(cuProfilerStart(), "cuProfilerStart");
+    app_check(cuProfilerStart(), "cuProfilerStart");
     outside(3);
     at(150);
-    check(cuProfilerStop(), "cuProfilerStop");
+    app_check(cuProfilerStop(), "cuProfilerStop");
     at(250);
     check_rt(cudaProfilerStart(), "cudaProfilerStart");
     outside(2);
@@ -273,10 +266,10 @@ static void combined_mode(void)
     at(700);
     check_rt(cudaProfilerStop(), "cudaProfilerStop");
     at(1400);
-    check(cuProfilerStart(), "cuProfilerStart");
+    app_check(cuProfilerStart(), "cuProfilerStart");
     outside(7);
     at(1500);
-    check(cuProfilerStop(), "cuProfilerStop");
+    app_check(cuProfilerStop(), "cuProfilerStop");
 }
 
 static void serve_mode(void)
@@ -333,18 +326,12 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     launches = app_arg(argc, argv, 2, "launches", 10, 1);
     event_records = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "gtemu_event_records");
-    CUdevice dev;
     CUmodule module;
-    check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuModuleLoadData(&module, app_kernels_ptx), "cuModuleLoadData");
-    check(cuModuleGetFunction(&vec_add, module, "vec_add"), "cuModuleGetFunction");
-    check(cuModuleGetFunction(&scale, module, "_ZN4apps5scaleEPffi"), "cuModuleGetFunction");
+    ctx = app_primary_context();
+    app_vector_kernels(app_kernels_ptx, &module, &vec_add, &scale);
     CUdeviceptr *bufs[] = {&x, &y, &z};
     for (int i = 0; i < 3; i++)
-        check(cuMemAlloc(bufs[i], ELEMENTS * sizeof(float)), "cuMemAlloc");
+        app_check(cuMemAlloc(bufs[i], ELEMENTS * sizeof(float)), "cuMemAlloc");
     if (!strcmp(mode, "profiler"))
         profiler_mode();
     else if (!strcmp(mode, "nvtx"))

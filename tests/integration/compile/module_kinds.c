@@ -46,24 +46,24 @@ static image read_image(const char *path)
 static void module_loaded(CUmodule m, const char *api, const char *kind, size_t bytes)
 {
     expect_module(api, kind, bytes);
-    check_cu(cuModuleUnload(m), "cuModuleUnload");
+    app_check(cuModuleUnload(m), "cuModuleUnload");
 }
 
 static void library_loaded(CUlibrary l, const char *api, const char *kind, size_t bytes)
 {
     expect_module(api, kind, bytes);
-    check_cu(cuLibraryUnload(l), "cuLibraryUnload");
+    app_check(cuLibraryUnload(l), "cuLibraryUnload");
 }
 
 static void modules(const image *ptx, const image *cubin, const image *sass, const image *ptxfat,
                     const image *sass75)
 {
     CUmodule m;
-    check_cu(cuModuleLoad(&m, ptx->path), "cuModuleLoad ptx");
+    app_check(cuModuleLoad(&m, ptx->path), "cuModuleLoad ptx");
     module_loaded(m, "cuModuleLoad", "ptx", ptx->size);
-    check_cu(cuModuleLoad(&m, cubin->path), "cuModuleLoad cubin");
+    app_check(cuModuleLoad(&m, cubin->path), "cuModuleLoad cubin");
     module_loaded(m, "cuModuleLoad", "cubin", cubin->size);
-    check_cu(cuModuleLoad(&m, sass->path), "cuModuleLoad fatbin");
+    app_check(cuModuleLoad(&m, sass->path), "cuModuleLoad fatbin");
     module_loaded(m, "cuModuleLoad", "fatbin", sass->size);
 
     const struct {
@@ -71,37 +71,37 @@ static void modules(const image *ptx, const image *cubin, const image *sass, con
         const char *kind;
     } data[] = {{ptx, "ptx"}, {cubin, "cubin"}, {sass, "fatbin"}, {ptxfat, "ptx"}, {sass75, "ptx"}};
     for (size_t i = 0; i < sizeof data / sizeof data[0]; i++) {
-        check_cu(cuModuleLoadData(&m, data[i].im->data), data[i].im->path);
+        app_check(cuModuleLoadData(&m, data[i].im->data), data[i].im->path);
         module_loaded(m, "cuModuleLoadData", data[i].kind, data[i].im->size);
     }
     wrapper w = {0x466243B1, 1, (const unsigned long long *)sass->data, NULL};
-    check_cu(cuModuleLoadData(&m, &w), "cuModuleLoadData wrapper");
+    app_check(cuModuleLoadData(&m, &w), "cuModuleLoadData wrapper");
     module_loaded(m, "cuModuleLoadData", "fatbin", sass->size);
 
     CUjit_option option = CU_JIT_OPTIMIZATION_LEVEL;
     void *level = (void *)(uintptr_t)3;
-    check_cu(cuModuleLoadDataEx(&m, ptx->data, 1, &option, &level), "cuModuleLoadDataEx");
+    app_check(cuModuleLoadDataEx(&m, ptx->data, 1, &option, &level), "cuModuleLoadDataEx");
     module_loaded(m, "cuModuleLoadDataEx", "ptx", ptx->size);
 
-    check_cu(cuModuleLoadFatBinary(&m, sass->data), "cuModuleLoadFatBinary");
+    app_check(cuModuleLoadFatBinary(&m, sass->data), "cuModuleLoadFatBinary");
     module_loaded(m, "cuModuleLoadFatBinary", "fatbin", sass->size);
     wrapper pw = {0x466243B1, 1, (const unsigned long long *)ptxfat->data, NULL};
-    check_cu(cuModuleLoadFatBinary(&m, &pw), "cuModuleLoadFatBinary wrapper");
+    app_check(cuModuleLoadFatBinary(&m, &pw), "cuModuleLoadFatBinary wrapper");
     module_loaded(m, "cuModuleLoadFatBinary", "ptx", ptxfat->size);
 }
 
 static void libraries(const image *ptx, const image *cubin, const image *sass, const image *sass75)
 {
     CUlibrary l;
-    check_cu(cuLibraryLoadData(&l, cubin->data, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
+    app_check(cuLibraryLoadData(&l, cubin->data, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
     library_loaded(l, "cuLibraryLoadData", "cubin", cubin->size);
-    check_cu(cuLibraryLoadData(&l, sass75->data, NULL, NULL, 0, NULL, NULL, 0),
+    app_check(cuLibraryLoadData(&l, sass75->data, NULL, NULL, 0, NULL, NULL, 0),
              "cuLibraryLoadData");
     library_loaded(l, "cuLibraryLoadData", "ptx", sass75->size);
-    check_cu(cuLibraryLoadFromFile(&l, sass->path, NULL, NULL, 0, NULL, NULL, 0),
+    app_check(cuLibraryLoadFromFile(&l, sass->path, NULL, NULL, 0, NULL, NULL, 0),
              "cuLibraryLoadFromFile");
     library_loaded(l, "cuLibraryLoadFromFile", "fatbin", sass->size);
-    check_cu(cuLibraryLoadFromFile(&l, ptx->path, NULL, NULL, 0, NULL, NULL, 0),
+    app_check(cuLibraryLoadFromFile(&l, ptx->path, NULL, NULL, 0, NULL, NULL, 0),
              "cuLibraryLoadFromFile");
     library_loaded(l, "cuLibraryLoadFromFile", "ptx", ptx->size);
 
@@ -120,21 +120,21 @@ static void links(const image *ptx, const image *cubin)
     void *out;
     size_t out_size;
     CUmodule m;
-    check_cu(cuLinkCreate(0, NULL, NULL, &link), "cuLinkCreate");
-    check_cu(
+    app_check(cuLinkCreate(0, NULL, NULL, &link), "cuLinkCreate");
+    app_check(
         cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx->data, ptx->size + 1, "kinds.ptx", 0, NULL, NULL),
         "cuLinkAddData");
-    check_cu(cuLinkComplete(link, &out, &out_size), "cuLinkComplete");
+    app_check(cuLinkComplete(link, &out, &out_size), "cuLinkComplete");
     expect_module("cuLinkComplete", "ptx", ptx->size + 1);
-    check_cu(cuModuleLoadData(&m, out), "cuModuleLoadData linked");
+    app_check(cuModuleLoadData(&m, out), "cuModuleLoadData linked");
     module_loaded(m, "cuModuleLoadData", "cubin", out_size);
-    check_cu(cuLinkDestroy(link), "cuLinkDestroy");
+    app_check(cuLinkDestroy(link), "cuLinkDestroy");
 
-    check_cu(cuLinkCreate(0, NULL, NULL, &link), "cuLinkCreate");
-    check_cu(cuLinkAddFile(link, CU_JIT_INPUT_CUBIN, cubin->path, 0, NULL, NULL), "cuLinkAddFile");
-    check_cu(cuLinkComplete(link, &out, &out_size), "cuLinkComplete");
+    app_check(cuLinkCreate(0, NULL, NULL, &link), "cuLinkCreate");
+    app_check(cuLinkAddFile(link, CU_JIT_INPUT_CUBIN, cubin->path, 0, NULL, NULL), "cuLinkAddFile");
+    app_check(cuLinkComplete(link, &out, &out_size), "cuLinkComplete");
     expect_module("cuLinkComplete", "cubin", cubin->size);
-    check_cu(cuLinkDestroy(link), "cuLinkDestroy");
+    app_check(cuLinkDestroy(link), "cuLinkDestroy");
 }
 
 int main(int argc, char **argv)

@@ -36,9 +36,9 @@ static void complete_and_load(nvJitLinkHandle link, const char *name, size_t inp
     if (!cubin) app_wrong("out of memory");
     check_link(nvJitLinkGetLinkedCubin(link, cubin), "nvJitLinkGetLinkedCubin");
     CUmodule module;
-    check_cu(cuModuleLoadData(&module, cubin), "cuModuleLoadData");
+    app_check(cuModuleLoadData(&module, cubin), "cuModuleLoadData");
     expect_module("cuModuleLoadData", "cubin", size);
-    check_cu(cuModuleUnload(module), "cuModuleUnload");
+    app_check(cuModuleUnload(module), "cuModuleUnload");
     free(cubin);
     check_link(nvJitLinkDestroy(&link), "nvJitLinkDestroy");
 }

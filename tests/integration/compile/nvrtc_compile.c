@@ -75,13 +75,13 @@ static void timing(void)
     CUfunction heavy;
     CUdeviceptr x;
     context_on_device0();
-    check_cu(cuModuleLoadData(&module, ptx), "cuModuleLoadData");
+    app_check(cuModuleLoadData(&module, ptx), "cuModuleLoadData");
     expect_module("cuModuleLoadData", "ptx", strlen(ptx));
-    check_cu(cuModuleGetFunction(&heavy, module, "heavy"), "cuModuleGetFunction");
-    check_cu(cuMemAlloc(&x, 1024 * sizeof(float)), "cuMemAlloc");
+    app_check(cuModuleGetFunction(&heavy, module, "heavy"), "cuModuleGetFunction");
+    app_check(cuMemAlloc(&x, 1024 * sizeof(float)), "cuMemAlloc");
     void *args[] = {&x};
-    check_cu(cuLaunchKernel(heavy, 1, 1, 1, 1024, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
-    check_cu(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuLaunchKernel(heavy, 1, 1, 1, 1024, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     expect_api("cuLaunchKernel", 1);
     expect_api("nvrtcGetPTXSize", 1);
     expect_api("nvrtcCreateProgram", 2);

@@ -35,12 +35,12 @@ static void check_rt(cudaError_t r, const char *what)
 static void round_trip(void *host, enum app_host_memory kind, unsigned seed, const char *what)
 {
     app_fill_pattern(host, bytes, seed);
-    check_cu(cuMemcpyHtoD(device_buf, host, bytes), "cuMemcpyHtoD");
+    app_check(cuMemcpyHtoD(device_buf, host, bytes), "cuMemcpyHtoD");
     app_manifest_copy(APP_HTOD, kind, false, bytes, false);
-    check_cu(cuMemcpyDtoH(check_buf, device_buf, bytes), "cuMemcpyDtoH");
+    app_check(cuMemcpyDtoH(check_buf, device_buf, bytes), "cuMemcpyDtoH");
     app_manifest_copy(APP_DTOH, APP_PAGEABLE, false, bytes, false);
     app_expect_same(host, check_buf, bytes, what);
-    check_cu(cuMemcpyDtoH(host, device_buf, bytes), "cuMemcpyDtoH");
+    app_check(cuMemcpyDtoH(host, device_buf, bytes), "cuMemcpyDtoH");
     app_manifest_copy(APP_DTOH, kind, false, bytes, false);
 }
 
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     app_program = "host_copies";
     bytes = (size_t)app_arg(argc, argv, 1, "bytes", 65536, 1);
     context_on_device0();
-    check_cu(cuMemAlloc(&device_buf, bytes), "cuMemAlloc");
+    app_check(cuMemAlloc(&device_buf, bytes), "cuMemAlloc");
     check_buf = malloc(bytes);
     unsigned char *pageable = malloc(bytes), *registered = NULL;
     if (!check_buf || !pageable || posix_memalign((void **)&registered, 4096, bytes) != 0)
@@ -57,35 +57,35 @@ int main(int argc, char **argv)
     round_trip(pageable, APP_PAGEABLE, 1, "pageable");
 
     void *alloc_host, *host_alloc, *rt_host, *unseen;
-    check_cu(cuMemAllocHost(&alloc_host, bytes + 256), "cuMemAllocHost");
+    app_check(cuMemAllocHost(&alloc_host, bytes + 256), "cuMemAllocHost");
     round_trip(alloc_host, APP_PINNED, 2, "cuMemAllocHost");
     round_trip((unsigned char *)alloc_host + 256, APP_PINNED, 3, "inside cuMemAllocHost");
-    check_cu(cuMemHostAlloc(&host_alloc, bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    app_check(cuMemHostAlloc(&host_alloc, bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
     round_trip(host_alloc, APP_PINNED, 4, "cuMemHostAlloc");
     check_rt(cudaMallocHost(&rt_host, bytes), "cudaMallocHost");
     round_trip(rt_host, APP_PINNED, 5, "cudaMallocHost");
 
-    check_cu(cuMemHostRegister(registered, bytes, 0), "cuMemHostRegister");
+    app_check(cuMemHostRegister(registered, bytes, 0), "cuMemHostRegister");
     round_trip(registered, APP_PINNED, 6, "registered");
-    check_cu(cuMemHostUnregister(registered), "cuMemHostUnregister");
+    app_check(cuMemHostUnregister(registered), "cuMemHostUnregister");
     round_trip(registered, APP_PAGEABLE, 7, "unregistered");
 
     CUdeviceptr managed;
-    check_cu(cuMemAllocManaged(&managed, bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+    app_check(cuMemAllocManaged(&managed, bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
     round_trip((void *)(uintptr_t)managed, APP_MANAGED, 8, "managed");
 
     typedef CUresult (*alloc_host_fn)(void **, size_t);
     alloc_host_fn real_alloc_host = (alloc_host_fn)real_driver_symbol("cuMemAllocHost_v2");
     if (!real_alloc_host) app_wrong("no cuMemAllocHost_v2 in libcuda.so.1's symbol table");
-    check_cu(real_alloc_host(&unseen, bytes), "cuMemAllocHost_v2 (the driver's own)");
+    app_check(real_alloc_host(&unseen, bytes), "cuMemAllocHost_v2 (the driver's own)");
     round_trip(unseen, APP_PINNED, 9, "page-locked behind the tracer's back");
 
-    check_cu(cuMemFreeHost(unseen), "cuMemFreeHost");
-    check_cu(cuMemFree(managed), "cuMemFree");
+    app_check(cuMemFreeHost(unseen), "cuMemFreeHost");
+    app_check(cuMemFree(managed), "cuMemFree");
     check_rt(cudaFreeHost(rt_host), "cudaFreeHost");
-    check_cu(cuMemFreeHost(host_alloc), "cuMemFreeHost");
-    check_cu(cuMemFreeHost(alloc_host), "cuMemFreeHost");
-    check_cu(cuMemFree(device_buf), "cuMemFree");
+    app_check(cuMemFreeHost(host_alloc), "cuMemFreeHost");
+    app_check(cuMemFreeHost(alloc_host), "cuMemFreeHost");
+    app_check(cuMemFree(device_buf), "cuMemFree");
     free(registered);
     free(pageable);
     free(check_buf);

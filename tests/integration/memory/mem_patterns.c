@@ -44,15 +44,15 @@ static void *thread_pattern(void *arg)
 {
     size_t size = MIB + (size_t)(intptr_t)arg * 65536;
     CUdeviceptr p[PER_THREAD];
-    check_cu(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    app_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     for (int i = 0; i < PER_THREAD; i++) {
-        check_cu(cuMemAlloc(&p[i], size), "cuMemAlloc");
+        app_check(cuMemAlloc(&p[i], size), "cuMemAlloc");
         expect_alloc(0, size);
     }
     pthread_barrier_wait(&all_allocated);
     for (int i = 0; i < PER_THREAD - 1; i++) {
         expect_free(0, size);
-        check_cu(cuMemFree(p[i]), "cuMemFree");
+        app_check(cuMemFree(p[i]), "cuMemFree");
     }
     return NULL;
 }
@@ -75,37 +75,37 @@ static void async(void)
     CUmemoryPool pool;
     CUdeviceptr p[ASYNC_ALLOCS + POOL_ALLOCS];
     size_t size[ASYNC_ALLOCS + POOL_ALLOCS];
-    check_cu(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    check_cu(cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
+    app_check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    app_check(cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
     for (int i = 0; i < ASYNC_ALLOCS + POOL_ALLOCS; i++) {
         size[i] = MIB + (size_t)i * 4096;
         if (i < ASYNC_ALLOCS)
-            check_cu(cuMemAllocAsync(&p[i], size[i], s), "cuMemAllocAsync");
+            app_check(cuMemAllocAsync(&p[i], size[i], s), "cuMemAllocAsync");
         else
-            check_cu(cuMemAllocFromPoolAsync(&p[i], size[i], pool, s), "cuMemAllocFromPoolAsync");
+            app_check(cuMemAllocFromPoolAsync(&p[i], size[i], pool, s), "cuMemAllocFromPoolAsync");
         expect_alloc(0, size[i]);
     }
     for (int i = 0; i < ASYNC_ALLOCS + POOL_ALLOCS; i++) {
         expect_free(0, size[i]);
-        check_cu(cuMemFreeAsync(p[i], s), "cuMemFreeAsync");
+        app_check(cuMemFreeAsync(p[i], s), "cuMemFreeAsync");
     }
-    check_cu(cuStreamSynchronize(s), "cuStreamSynchronize");
-    check_cu(cuStreamDestroy(s), "cuStreamDestroy");
+    app_check(cuStreamSynchronize(s), "cuStreamSynchronize");
+    app_check(cuStreamDestroy(s), "cuStreamDestroy");
 }
 
 static void pitch_and_managed(void)
 {
     CUdeviceptr p, m;
     size_t pitch;
-    check_cu(cuMemAllocPitch(&p, &pitch, 1000, 37, 4), "cuMemAllocPitch");
+    app_check(cuMemAllocPitch(&p, &pitch, 1000, 37, 4), "cuMemAllocPitch");
     if (pitch < 1000) app_wrong("pitch below the width");
     expect_alloc(0, pitch * 37);
-    check_cu(cuMemAllocManaged(&m, 3 * MIB, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+    app_check(cuMemAllocManaged(&m, 3 * MIB, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
     expect_alloc(0, 3 * MIB);
     expect_free(0, pitch * 37);
-    check_cu(cuMemFree(p), "cuMemFree");
+    app_check(cuMemFree(p), "cuMemFree");
     expect_free(0, 3 * MIB);
-    check_cu(cuMemFree(m), "cuMemFree");
+    app_check(cuMemFree(m), "cuMemFree");
 }
 
 /* A device allocation of VMM memory, with a handle and a granularity. */
@@ -121,7 +121,7 @@ static CUmemAllocationProp vmm_prop(void)
 static size_t vmm_granularity(const CUmemAllocationProp *prop)
 {
     size_t g;
-    check_cu(cuMemGetAllocationGranularity(&g, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+    app_check(cuMemGetAllocationGranularity(&g, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
              "cuMemGetAllocationGranularity");
     return g;
 }
@@ -129,7 +129,7 @@ static size_t vmm_granularity(const CUmemAllocationProp *prop)
 static CUmemGenericAllocationHandle vmm_create(const CUmemAllocationProp *prop, size_t size)
 {
     CUmemGenericAllocationHandle h;
-    check_cu(cuMemCreate(&h, size, prop, 0), "cuMemCreate");
+    app_check(cuMemCreate(&h, size, prop, 0), "cuMemCreate");
     expect_alloc(0, size);
     return h;
 }
@@ -140,19 +140,19 @@ static CUdeviceptr vmm_map_and_release(const CUmemAllocationProp *prop,
                                        CUmemGenericAllocationHandle h, size_t size)
 {
     CUdeviceptr va;
-    check_cu(cuMemAddressReserve(&va, size, 0, 0, 0), "cuMemAddressReserve");
-    check_cu(cuMemMap(va, size, 0, h, 0), "cuMemMap");
+    app_check(cuMemAddressReserve(&va, size, 0, 0, 0), "cuMemAddressReserve");
+    app_check(cuMemMap(va, size, 0, h, 0), "cuMemMap");
     CUmemAccessDesc access = {prop->location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    check_cu(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
-    check_cu(cuMemsetD8(va, 7, size), "cuMemsetD8");
-    check_cu(cuMemRelease(h), "cuMemRelease");
+    app_check(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
+    app_check(cuMemsetD8(va, 7, size), "cuMemsetD8");
+    app_check(cuMemRelease(h), "cuMemRelease");
     return va;
 }
 
 static void vmm_unmap(CUdeviceptr va, size_t size)
 {
-    check_cu(cuMemUnmap(va, size), "cuMemUnmap");
-    check_cu(cuMemAddressFree(va, size), "cuMemAddressFree");
+    app_check(cuMemUnmap(va, size), "cuMemUnmap");
+    app_check(cuMemAddressFree(va, size), "cuMemAddressFree");
 }
 
 /* The peak, 6 granules, holds only if the released but mapped 2 stay in use
@@ -164,7 +164,7 @@ static void vmm_mapped(void)
     CUdeviceptr va = vmm_map_and_release(&prop, vmm_create(&prop, 2 * g), 2 * g);
     CUmemGenericAllocationHandle unmapped = vmm_create(&prop, 4 * g);
     expect_free(0, 4 * g);
-    check_cu(cuMemRelease(unmapped), "cuMemRelease"); /* never mapped: freed now */
+    app_check(cuMemRelease(unmapped), "cuMemRelease"); /* never mapped: freed now */
     expect_free(0, 2 * g);
     vmm_unmap(va, 2 * g);
 }
@@ -177,46 +177,46 @@ static void vmm_retained(void)
     size_t g = vmm_granularity(&prop);
     CUmemGenericAllocationHandle h = vmm_create(&prop, g), retained;
     CUdeviceptr va = vmm_map_and_release(&prop, h, g);
-    check_cu(cuMemRetainAllocationHandle(&retained, (void *)(uintptr_t)va),
+    app_check(cuMemRetainAllocationHandle(&retained, (void *)(uintptr_t)va),
              "cuMemRetainAllocationHandle");
     if (retained != h) app_wrong("the retained handle is not the mapped one");
     vmm_unmap(va, g);
     CUmemGenericAllocationHandle big = vmm_create(&prop, 3 * g);
     expect_free(0, 3 * g);
-    check_cu(cuMemRelease(big), "cuMemRelease");
+    app_check(cuMemRelease(big), "cuMemRelease");
     expect_free(0, g);
-    check_cu(cuMemRelease(retained), "cuMemRelease");
+    app_check(cuMemRelease(retained), "cuMemRelease");
 }
 
 static void pinned(void)
 {
     void *host, *portable, *registered = NULL;
-    check_cu(cuMemAllocHost(&host, 64 * 1024), "cuMemAllocHost");
+    app_check(cuMemAllocHost(&host, 64 * 1024), "cuMemAllocHost");
     expect_alloc(EXPECT_HOST_ROW, 64 * 1024);
-    check_cu(cuMemHostAlloc(&portable, 128 * 1024, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    app_check(cuMemHostAlloc(&portable, 128 * 1024, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
     expect_alloc(EXPECT_HOST_ROW, 128 * 1024);
     if (posix_memalign(&registered, 4096, 256 * 1024) != 0) app_wrong("posix_memalign");
-    check_cu(cuMemHostRegister(registered, 256 * 1024, 0), "cuMemHostRegister");
+    app_check(cuMemHostRegister(registered, 256 * 1024, 0), "cuMemHostRegister");
     expect_alloc(EXPECT_HOST_ROW, 256 * 1024);
     expect_free(EXPECT_HOST_ROW, 256 * 1024);
-    check_cu(cuMemHostUnregister(registered), "cuMemHostUnregister");
+    app_check(cuMemHostUnregister(registered), "cuMemHostUnregister");
     free(registered);
     expect_free(EXPECT_HOST_ROW, 128 * 1024);
-    check_cu(cuMemFreeHost(portable), "cuMemFreeHost");
+    app_check(cuMemFreeHost(portable), "cuMemFreeHost");
     /* `host` is left allocated: a leak on the host row. */
 }
 
 static void leak_and_unknown(void)
 {
     CUdeviceptr leaked, unseen;
-    check_cu(cuMemAlloc(&leaked, 5 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&leaked, 5 * MIB), "cuMemAlloc");
     expect_alloc(0, 5 * MIB);
     typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
     alloc_fn real_alloc = (alloc_fn)real_driver_symbol("cuMemAlloc_v2");
     if (!real_alloc) app_wrong("no cuMemAlloc_v2 in libcuda.so.1's symbol table");
-    check_cu(real_alloc(&unseen, MIB), "cuMemAlloc_v2 (the driver's own)");
+    app_check(real_alloc(&unseen, MIB), "cuMemAlloc_v2 (the driver's own)");
     expect_unknown_free(0);
-    check_cu(cuMemFree(unseen), "cuMemFree");
+    app_check(cuMemFree(unseen), "cuMemFree");
 }
 
 static const struct pattern {
@@ -236,9 +236,9 @@ int main(int argc, char **argv)
 {
     app_program = "mem_patterns";
     const char *which = argc > 1 ? argv[1] : "all";
-    check_cu(cuInit(0), "cuInit");
-    check_cu(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check_cu(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
+    app_check(cuInit(0), "cuInit");
+    app_check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    app_check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
     int ran = 0;
     for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
         if (strcmp(which, "all") && strcmp(which, patterns[i].name)) continue;

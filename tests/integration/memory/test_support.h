@@ -5,9 +5,7 @@
 #include <cuda.h>
 #include <stddef.h>
 
-/* Exits as app_fail does ("<program>: <what> failed: <name> (<code>)")
- * unless r is CUDA_SUCCESS. */
-void check_cu(CUresult r, const char *what);
+#include "app_driver.h" /* app_check */
 
 /* cuInit, then a context on device 0, current on the calling thread. */
 CUcontext context_on_device0(void);

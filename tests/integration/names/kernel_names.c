@@ -43,7 +43,7 @@ static void launch(CUfunction f, const char *library, const char *name)
     CUdeviceptr p = 0;
     void *args[] = {&p, &p, &p};
     for (long i = 0; i < launches; i++)
-        check_cu(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), name);
+        app_check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), name);
     printf("kernel %s %s\n", library, name);
 }
 
@@ -74,10 +74,10 @@ static void module_kernels(const void *image, const char *library, const char *c
                            int n)
 {
     CUmodule module;
-    check_cu(cuModuleLoadData(&module, image), "cuModuleLoadData");
+    app_check(cuModuleLoadData(&module, image), "cuModuleLoadData");
     for (int i = 0; i < n; i++) {
         CUfunction f;
-        check_cu(cuModuleGetFunction(&f, module, names[i]), "cuModuleGetFunction");
+        app_check(cuModuleGetFunction(&f, module, names[i]), "cuModuleGetFunction");
         launch(f, library, names[i]);
     }
 }
@@ -166,8 +166,8 @@ int main(int argc, char **argv)
     module_kernels(cubin, "cupy-template", lowered, 2);
     CUlibrary library;
     CUkernel kernel;
-    check_cu(cuLibraryLoadData(&library, cubin, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
-    check_cu(cuLibraryGetKernel(&kernel, library, lowered[1]), "cuLibraryGetKernel");
+    app_check(cuLibraryLoadData(&library, cubin, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
+    app_check(cuLibraryGetKernel(&kernel, library, lowered[1]), "cuLibraryGetKernel");
     launch((CUfunction)kernel, "cuda-core", lowered[1]);
     free(cubin);
 
@@ -182,6 +182,6 @@ int main(int argc, char **argv)
     const char *numba[] = {NUMBA_NAME};
     module_kernels(numba_ptx, "numba", numba, 1);
 
-    check_cu(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     return 0;
 }

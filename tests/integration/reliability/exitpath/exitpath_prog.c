@@ -45,6 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app_driver.h"
 #include "app_util.h"
 
 #define LAUNCHERS 8
@@ -70,14 +71,6 @@ static int n_launchers;
  * store or report is then a launch, which the program counts. */
 static pthread_barrier_t set_up;
 
-static void check(CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS) return;
-    const char *name = "unknown CUresult";
-    cuGetErrorName(r, &name);
-    app_fail(what, name, (int)r);
-}
-
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A line on stdout at once, whatever buffering stdio has. */
@@ -98,20 +91,16 @@ static void say_launched(void)
 
 static void start_cuda(void)
 {
-    CUdevice dev;
     CUmodule module;
-    check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuModuleLoadData(&module, ptx), "cuModuleLoadData");
-    check(cuModuleGetFunction(&tick, module, "tick"), "cuModuleGetFunction(tick)");
-    check(cuModuleGetFunction(&hold, module, "hold"), "cuModuleGetFunction(hold)");
+    ctx = app_primary_context();
+    app_check(cuModuleLoadData(&module, ptx), "cuModuleLoadData");
+    app_check(cuModuleGetFunction(&tick, module, "tick"), "cuModuleGetFunction(tick)");
+    app_check(cuModuleGetFunction(&hold, module, "hold"), "cuModuleGetFunction(hold)");
 }
 
 static void launch(CUfunction f, CUstream s)
 {
-    check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
+    app_check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel");
     atomic_fetch_add_explicit(&launched, 1, memory_order_relaxed);
 }
 
@@ -127,8 +116,8 @@ static void *launcher(void *arg)
 {
     (void)arg;
     CUstream s;
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    app_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    app_check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     pthread_barrier_wait(&set_up);
     while (!atomic_load_explicit(&stop, memory_order_relaxed))
         launch(tick, s);
@@ -160,7 +149,7 @@ static __attribute__((noreturn)) int run_signal(void)
 {
     start_cuda();
     CUstream s;
-    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    app_check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     launch(hold, s);
     start_launchers(LAUNCHERS);
     say("ready\n");
@@ -172,7 +161,7 @@ static int run_return_pending(void)
 {
     start_cuda();
     CUstream s;
-    check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    app_check(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     launch_ticks(LAUNCHES_BEFORE);
     launch(hold, s);
     say_launched();
@@ -219,7 +208,7 @@ static int run_exec(int argc, char **argv)
     if (argc < 4) app_wrong("usage: exec VARIANT PATH [ARGS...]");
     start_cuda();
     launch_ticks(LAUNCHES_BEFORE);
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     errno = 0;
     int rc = exec_variant(argv[2], &argv[3]);
     int e = errno;
@@ -282,14 +271,14 @@ static CUcontext doomed; /* destroyed in the destructor, 3 MiB still in it */
 
 static void free_at_exit(void)
 {
-    check(cuMemFree(freed_at_exit), "cuMemFree(at exit)");
+    app_check(cuMemFree(freed_at_exit), "cuMemFree(at exit)");
 }
 
 /* Runs after every atexit handler, the tracer's included. */
 __attribute__((destructor)) static void free_in_destructor(void)
 {
-    if (freed_in_destructor) check(cuMemFree(freed_in_destructor), "cuMemFree(destructor)");
-    if (doomed) check(cuCtxDestroy(doomed), "cuCtxDestroy");
+    if (freed_in_destructor) app_check(cuMemFree(freed_in_destructor), "cuMemFree(destructor)");
+    if (doomed) app_check(cuCtxDestroy(doomed), "cuCtxDestroy");
 }
 
 /* Frees p from a C++ static object's destructor (static_holder.cpp). */
@@ -307,21 +296,21 @@ static int run_memory(void)
      * exit work. */
     atexit(free_at_exit);
     start_cuda();
-    check(cuMemAlloc(&now, 1 * MIB), "cuMemAlloc");
-    check(cuMemAlloc(&freed_at_exit, 2 * MIB), "cuMemAlloc");
-    check(cuMemAlloc(&freed_in_destructor, 4 * MIB), "cuMemAlloc");
-    check(cuMemAlloc(&kept, 5 * MIB), "cuMemAlloc");
-    check(cuMemAlloc(&in_static, 7 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&now, 1 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&freed_at_exit, 2 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&freed_in_destructor, 4 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&kept, 5 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&in_static, 7 * MIB), "cuMemAlloc");
     hold_in_static(in_static);
     CUdevice dev;
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuCtxCreate(&doomed, NULL, 0, dev), "cuCtxCreate");
-    check(cuMemAlloc(&in_doomed[0], 1 * MIB), "cuMemAlloc");
-    check(cuMemAlloc(&in_doomed[1], 2 * MIB), "cuMemAlloc");
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuMemFree(now), "cuMemFree");
+    app_check(cuDeviceGet(&dev, 0), "cuDeviceGet");
+    app_check(cuCtxCreate(&doomed, NULL, 0, dev), "cuCtxCreate");
+    app_check(cuMemAlloc(&in_doomed[0], 1 * MIB), "cuMemAlloc");
+    app_check(cuMemAlloc(&in_doomed[1], 2 * MIB), "cuMemAlloc");
+    app_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    app_check(cuMemFree(now), "cuMemFree");
     launch_ticks(LAUNCHES_BEFORE);
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     return 0;
 }
 
@@ -329,7 +318,7 @@ static CUdevice reset_dev;
 
 static void reset_primary(void)
 {
-    check(cuDevicePrimaryCtxReset(reset_dev), "cuDevicePrimaryCtxReset");
+    app_check(cuDevicePrimaryCtxReset(reset_dev), "cuDevicePrimaryCtxReset");
 }
 
 /* 6 MiB in the primary context, reset by an atexit handler. */
@@ -338,10 +327,10 @@ static int run_primary_reset(void)
     CUdeviceptr p;
     atexit(reset_primary);
     start_cuda();
-    check(cuCtxGetDevice(&reset_dev), "cuCtxGetDevice");
-    check(cuMemAlloc(&p, 6 * MIB), "cuMemAlloc");
+    app_check(cuCtxGetDevice(&reset_dev), "cuCtxGetDevice");
+    app_check(cuMemAlloc(&p, 6 * MIB), "cuMemAlloc");
     launch_ticks(LAUNCHES_BEFORE);
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     return 0;
 }
 

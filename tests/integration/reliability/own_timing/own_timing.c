@@ -25,12 +25,12 @@ static const char tick_ptx[] = ".version 8.0\n"
  * elapsed time as the program sees it. */
 #define TIMED(label, iteration, work)                                                              \
     do {                                                                                           \
-        check_cu(cuEventRecord(start, s), "cuEventRecord");                                        \
+        app_check(cuEventRecord(start, s), "cuEventRecord");                                        \
         work;                                                                                      \
-        check_cu(cuEventRecord(stop, s), "cuEventRecord");                                         \
-        check_cu(cuEventSynchronize(stop), "cuEventSynchronize");                                  \
+        app_check(cuEventRecord(stop, s), "cuEventRecord");                                         \
+        app_check(cuEventSynchronize(stop), "cuEventSynchronize");                                  \
         float ms;                                                                                  \
-        check_cu(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");                      \
+        app_check(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");                      \
         printf("%d %s %.4f ms\n", (iteration), (label), ms);                                       \
         /* Host work before the next start event (see tests/emu/README.md). */                     \
         usleep(5000);                                                                              \
@@ -48,28 +48,28 @@ int main(int argc, char **argv)
     CUevent start, stop;
     CUdeviceptr d;
     void *pinned;
-    check_cu(cuModuleLoadData(&mod, tick_ptx), "cuModuleLoadData");
-    check_cu(cuModuleGetFunction(&tick, mod, "tick"), "cuModuleGetFunction");
-    check_cu(cuStreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
-    check_cu(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-    check_cu(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-    check_cu(cuMemAlloc(&d, (size_t)bytes), "cuMemAlloc");
-    check_cu(cuMemAllocHost(&pinned, (size_t)bytes), "cuMemAllocHost");
+    app_check(cuModuleLoadData(&mod, tick_ptx), "cuModuleLoadData");
+    app_check(cuModuleGetFunction(&tick, mod, "tick"), "cuModuleGetFunction");
+    app_check(cuStreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
+    app_check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+    app_check(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+    app_check(cuMemAlloc(&d, (size_t)bytes), "cuMemAlloc");
+    app_check(cuMemAllocHost(&pinned, (size_t)bytes), "cuMemAllocHost");
     for (int i = 0; i < (int)iterations; i++) {
         TIMED("copy", i,
-              check_cu(cuMemcpyHtoDAsync(d, pinned, (size_t)bytes, s), "cuMemcpyHtoDAsync"));
+              app_check(cuMemcpyHtoDAsync(d, pinned, (size_t)bytes, s), "cuMemcpyHtoDAsync"));
         TIMED("memset", i,
-              check_cu(cuMemsetD32Async(d, 0, (size_t)bytes / 4, s), "cuMemsetD32Async"));
+              app_check(cuMemsetD32Async(d, 0, (size_t)bytes / 4, s), "cuMemsetD32Async"));
         TIMED(
             "kernel", i,
-            check_cu(cuLaunchKernel(tick, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel"));
+            app_check(cuLaunchKernel(tick, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL), "cuLaunchKernel"));
     }
-    check_cu(cuMemFreeHost(pinned), "cuMemFreeHost");
-    check_cu(cuMemFree(d), "cuMemFree");
-    check_cu(cuEventDestroy(start), "cuEventDestroy");
-    check_cu(cuEventDestroy(stop), "cuEventDestroy");
-    check_cu(cuStreamDestroy(s), "cuStreamDestroy");
-    check_cu(cuModuleUnload(mod), "cuModuleUnload");
-    check_cu(cuCtxDestroy(ctx), "cuCtxDestroy");
+    app_check(cuMemFreeHost(pinned), "cuMemFreeHost");
+    app_check(cuMemFree(d), "cuMemFree");
+    app_check(cuEventDestroy(start), "cuEventDestroy");
+    app_check(cuEventDestroy(stop), "cuEventDestroy");
+    app_check(cuStreamDestroy(s), "cuStreamDestroy");
+    app_check(cuModuleUnload(mod), "cuModuleUnload");
+    app_check(cuCtxDestroy(ctx), "cuCtxDestroy");
     return 0;
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "app_kernels_ptx.h"
+#include "app_driver.h"
 #include "app_util.h"
 
 #define ELEMENTS 4096
@@ -34,21 +35,13 @@ static CUfunction vec_add, scale;
 static CUdeviceptr x, y, z, big;
 static long launches;
 
-static void check(CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS) return;
-    const char *name = "unknown CUresult";
-    if (cuGetErrorName(r, &name) != CUDA_SUCCESS) name = "unknown CUresult";
-    app_fail(what, name, (int)r);
-}
-
 static void launch(CUfunction f, CUstream stream, const char *what)
 {
     int n = ELEMENTS;
     float factor = 2.0f;
     void *add_args[] = {&x, &y, &z, &n};
     void *scale_args[] = {&z, &factor, &n};
-    check(cuLaunchKernel(f, ELEMENTS / BLOCK, 1, 1, BLOCK, 1, 1, 0, stream,
+    app_check(cuLaunchKernel(f, ELEMENTS / BLOCK, 1, 1, BLOCK, 1, 1, 0, stream,
                          f == vec_add ? add_args : scale_args, NULL),
           what);
 }
@@ -56,10 +49,10 @@ static void launch(CUfunction f, CUstream stream, const char *what)
 static void *second_thread(void *arg)
 {
     (void)arg;
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    app_check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     for (long i = 0; i < launches; i++)
         launch(vec_add, NULL, "cuLaunchKernel vec_add (second thread)");
-    check(cuStreamSynchronize(NULL), "cuStreamSynchronize (second thread)");
+    app_check(cuStreamSynchronize(NULL), "cuStreamSynchronize (second thread)");
     return NULL;
 }
 
@@ -68,44 +61,39 @@ static void capture(CUstream stream)
 {
     CUgraph graph;
     CUgraphExec exec;
-    check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+    app_check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "cuStreamBeginCapture");
     for (int i = 0; i < CAPTURED; i++)
         launch(scale, stream, "cuLaunchKernel apps::scale (captured)");
-    check(cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+    app_check(cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
     size_t nodes = 0;
-    check(cuGraphGetNodes(graph, NULL, &nodes), "cuGraphGetNodes");
+    app_check(cuGraphGetNodes(graph, NULL, &nodes), "cuGraphGetNodes");
     if (nodes != CAPTURED) app_wrong("the captured graph has other nodes than its kernels");
     printf("graph nodes %zu\n", nodes);
-    check(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
-    check(cuGraphLaunch(exec, stream), "cuGraphLaunch");
-    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    check(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
-    check(cuGraphDestroy(graph), "cuGraphDestroy");
+    app_check(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+    app_check(cuGraphLaunch(exec, stream), "cuGraphLaunch");
+    app_check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    app_check(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+    app_check(cuGraphDestroy(graph), "cuGraphDestroy");
 }
 
 int main(int argc, char **argv)
 {
     app_program = "timing_prog";
     launches = app_arg(argc, argv, 1, "launches", 20, 1);
-    CUdevice dev;
+    CUdevice dev = 0; /* app_primary_context's */
     CUmodule module;
     CUstream stream;
     void *pinned;
-    check(cuInit(0), "cuInit");
-    check(cuDeviceGet(&dev, 0), "cuDeviceGet");
-    check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    check(cuModuleLoadData(&module, app_kernels_ptx), "cuModuleLoadData");
-    check(cuModuleGetFunction(&vec_add, module, "vec_add"), "cuModuleGetFunction");
-    check(cuModuleGetFunction(&scale, module, "_ZN4apps5scaleEPffi"), "cuModuleGetFunction");
+    ctx = app_primary_context();
+    app_vector_kernels(app_kernels_ptx, &module, &vec_add, &scale);
     CUdeviceptr *bufs[] = {&x, &y, &z};
     for (int i = 0; i < 3; i++)
-        check(cuMemAlloc(bufs[i], ELEMENTS * sizeof(float)), "cuMemAlloc");
-    check(cuMemAlloc(&big, COPY_BYTES), "cuMemAlloc");
-    check(cuMemAllocHost(&pinned, COPY_BYTES), "cuMemAllocHost");
+        app_check(cuMemAlloc(bufs[i], ELEMENTS * sizeof(float)), "cuMemAlloc");
+    app_check(cuMemAlloc(&big, COPY_BYTES), "cuMemAlloc");
+    app_check(cuMemAllocHost(&pinned, COPY_BYTES), "cuMemAllocHost");
     app_fill_pattern(pinned, COPY_BYTES, 17);
-    check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    app_check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 
     pthread_t other;
     if (pthread_create(&other, NULL, second_thread, NULL) != 0) app_wrong("pthread_create");
@@ -113,25 +101,25 @@ int main(int argc, char **argv)
         launch(vec_add, NULL, "cuLaunchKernel vec_add");
         launch(scale, stream, "cuLaunchKernel apps::scale");
     }
-    check(cuMemcpyHtoDAsync(big, pinned, COPY_BYTES, NULL), "cuMemcpyHtoDAsync");
-    check(cuMemsetD8Async(big, 0x2a, MEMSET_BYTES, NULL), "cuMemsetD8Async");
-    check(cuStreamSynchronize(NULL), "cuStreamSynchronize");
+    app_check(cuMemcpyHtoDAsync(big, pinned, COPY_BYTES, NULL), "cuMemcpyHtoDAsync");
+    app_check(cuMemsetD8Async(big, 0x2a, MEMSET_BYTES, NULL), "cuMemsetD8Async");
+    app_check(cuStreamSynchronize(NULL), "cuStreamSynchronize");
     pthread_join(other, NULL);
-    check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    app_check(cuStreamSynchronize(stream), "cuStreamSynchronize");
     capture(stream);
 
     /* The copy and the memset really happened, in order. */
     unsigned char *back = pinned;
-    check(cuMemcpyDtoH(back, big, MEMSET_BYTES), "cuMemcpyDtoH");
+    app_check(cuMemcpyDtoH(back, big, MEMSET_BYTES), "cuMemcpyDtoH");
     app_expect_bytes(back, MEMSET_BYTES, 0x2a, "memset bytes");
     printf("launches %ld per stream\n", launches);
 
-    check(cuStreamDestroy(stream), "cuStreamDestroy");
-    check(cuMemFreeHost(pinned), "cuMemFreeHost");
+    app_check(cuStreamDestroy(stream), "cuStreamDestroy");
+    app_check(cuMemFreeHost(pinned), "cuMemFreeHost");
     CUdeviceptr *all[] = {&x, &y, &z, &big};
     for (int i = 0; i < 4; i++)
-        check(cuMemFree(*all[i]), "cuMemFree");
-    check(cuModuleUnload(module), "cuModuleUnload");
-    check(cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
+        app_check(cuMemFree(*all[i]), "cuMemFree");
+    app_check(cuModuleUnload(module), "cuModuleUnload");
+    app_check(cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
     return 0;
 }
