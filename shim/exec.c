@@ -4,7 +4,11 @@
  * Before an exec (execve, execv, execvp, execvpe, execl, execlp, execle,
  * fexecve) the report of everything so far is made and its files written
  * (gt_exec_report); recording goes on, so when the exec fails the final
- * report covers the whole run, each record once. _exit and _Exit make the
+ * report covers the whole run, each record once. An exec certain to fail
+ * (no such file anywhere the call would look, a directory, a file with no
+ * execute bit at all) makes no report before it: the program goes on, and
+ * its one report is the final one. Where it might succeed, the report is
+ * made: a lost report costs more than one made twice. _exit and _Exit make the
  * final report first, within the same bounds as exit(). glibc's exit()
  * and posix_spawn reach the kernel through glibc's own internal calls,
  * never these exports, so nothing runs twice.
@@ -26,9 +30,12 @@
 #include "intercept.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -64,10 +71,69 @@ __attribute__((constructor)) static void exec_load(void)
         find((enum real_fn)f);
 }
 
-/* The report before the image goes, in the process the shim records for. */
-static void before_exec(void)
+/* Whether an exec of the file with this status might succeed: the kernel
+ * runs only regular files with an execute bit (for root too). Permissions
+ * beyond that (owner, ACLs, mounts) are left to the exec itself. */
+static int may_run(const struct stat *st)
 {
-    if (gt_own_process()) gt_exec_report();
+    return S_ISREG(st->st_mode) && (st->st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
+}
+
+static int may_run_path(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && may_run(&st);
+}
+
+/* As the C library's p variants look for a name without a slash: each
+ * PATH entry (an empty one is the current directory; no PATH: /bin and
+ * /usr/bin). */
+static int may_run_searched(const char *file)
+{
+    if (!file || !*file) return 0;
+    if (strchr(file, '/')) return may_run_path(file);
+    const char *dirs = getenv("PATH");
+    if (!dirs) dirs = "/bin:/usr/bin";
+    size_t len = strlen(file);
+    char candidate[PATH_MAX];
+    for (const char *d = dirs;; ) {
+        const char *end = strchrnul(d, ':');
+        size_t dlen = (size_t)(end - d);
+        if (dlen + 1 + len < sizeof candidate) {
+            size_t at = 0;
+            if (dlen) {
+                memcpy(candidate, d, dlen);
+                candidate[dlen] = '/';
+                at = dlen + 1;
+            }
+            memcpy(candidate + at, file, len + 1);
+            if (may_run_path(candidate)) return 1;
+        }
+        if (!*end) return 0;
+        d = end + 1;
+    }
+}
+
+/* The report before the image goes, in the process the shim records for,
+ * unless the exec cannot succeed. errno kept. */
+static void before_exec_file(enum real_fn f, const char *file)
+{
+    if (!gt_own_process()) return;
+    int saved = errno;
+    int run = f == R_EXECVP || f == R_EXECVPE ? may_run_searched(file) : may_run_path(file);
+    errno = saved;
+    if (run) gt_exec_report();
+}
+
+/* fexecve's file is open already: its status is asked through it. */
+static void before_exec_fd(int fd)
+{
+    if (!gt_own_process()) return;
+    int saved = errno;
+    struct stat st;
+    int run = fstat(fd, &st) == 0 && may_run(&st);
+    errno = saved;
+    if (run) gt_exec_report();
 }
 
 static int missing(void)
@@ -78,14 +144,14 @@ static int missing(void)
 
 static int run_execve(enum real_fn f, const char *path, char *const argv[], char *const envp[])
 {
-    before_exec();
+    before_exec_file(f, path);
     execve_fn fn = (execve_fn)find(f);
     return fn ? fn(path, argv, envp) : missing();
 }
 
 static int run_execv(enum real_fn f, const char *path, char *const argv[])
 {
-    before_exec();
+    before_exec_file(f, path);
     execv_fn fn = (execv_fn)find(f);
     return fn ? fn(path, argv) : missing();
 }
@@ -112,7 +178,7 @@ GT_EXPORT int execvp(const char *file, char *const argv[])
 
 GT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    before_exec();
+    before_exec_fd(fd);
     fexecve_fn fn = (fexecve_fn)find(R_FEXECVE);
     return fn ? fn(fd, argv, envp) : missing();
 }

@@ -227,6 +227,25 @@ def case_exec():
               f"{what}: the final report has {kernel(r, 'tick')['calls']} launches, expected "
               f"{BEFORE + AFTER}: each once")
         check(r is not None and r["totals"].get("late_events") == 0, f"{what}: late events")
+        # Bound to fail (no such file): no report before it, so one summary.
+        check(len(summaries(err)) == 1, f"{what}: {len(summaries(err))} summaries")
+    # A file that looks runnable (regular, executable) but is no program: the
+    # report before the exec is made, and the final one still counts each
+    # launch once.
+    with tempfile.NamedTemporaryFile("wb", suffix=".notaprogram", delete=False) as f:
+        f.write(b"\x7fELF\x00 not a program")
+    try:
+        os.chmod(f.name, 0o755)
+        what = "execve of a file that is no program"
+        status, out, err, r = same_as_bare([args.prog, "exec", "execve", f.name, "a"], what)
+        check(re.search(r"^exec failed: rc -1 errno [1-9]", out, flags=re.M), f"{what}: {out!r}")
+        check(kernel(r, "tick")["calls"] == BEFORE + AFTER,
+              f"{what}: the final report has {kernel(r, 'tick')['calls']} launches, expected "
+              f"{BEFORE + AFTER}")
+        check(len(summaries(err)) == 2, f"{what}: {len(summaries(err))} summaries, expected the "
+              f"one before the exec and the final one")
+    finally:
+        os.unlink(f.name)
 
 
 def case_exit():
