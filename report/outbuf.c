@@ -20,6 +20,19 @@ int gt_outbuf_init(gt_outbuf *b, int fd, size_t cap)
     return 0;
 }
 
+int gt_outbuf_init_sink(gt_outbuf *b, size_t cap, gt_outbuf_sink sink, void *ctx)
+{
+    memset(b, 0, sizeof(*b));
+    b->fd = -1;
+    b->behind = UINT64_MAX;
+    b->sink = sink;
+    b->sink_ctx = ctx;
+    b->buf = malloc(cap);
+    if (!b->buf) return -1;
+    b->cap = cap;
+    return 0;
+}
+
 void gt_outbuf_free(gt_outbuf *b)
 {
     free(b->buf);
@@ -31,6 +44,11 @@ void gt_outbuf_free(gt_outbuf *b)
  * fstat per buffer full). */
 static void write_all(gt_outbuf *b, const char *p, size_t n)
 {
+    if (b->sink) {
+        if (n) b->sink(b->sink_ctx, p, n);
+        b->written += n;
+        return;
+    }
     if (n && !b->error && !gt_fd_is(b->fd, &b->file)) b->error = EBADF;
     while (n && !b->error) {
         ssize_t w = write(b->fd, p, n);

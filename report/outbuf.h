@@ -31,6 +31,11 @@
 #define GT_OUTBUF_BEHIND_START (64u << 20)
 #define GT_OUTBUF_BEHIND_WINDOW (16u << 20)
 
+/* Where a buffer without a file hands what it holds (gt_outbuf_init_sink):
+ * whole commits, so a writer that commits whole records gets whole
+ * records. */
+typedef void (*gt_outbuf_sink)(void *ctx, const char *p, size_t n);
+
 typedef struct gt_outbuf {
     int fd;
     char *buf;
@@ -40,10 +45,15 @@ typedef struct gt_outbuf {
     uint64_t behind;     /* bytes handed to writeback so far; UINT64_MAX: not a regular file */
     int error;           /* errno of the first failure, 0 while none */
     gt_fd_identity file; /* what fd was at init */
+    gt_outbuf_sink sink; /* instead of the file, when set */
+    void *sink_ctx;
 } gt_outbuf;
 
 /* 0, or -1 when the buffer cannot be allocated. The fd stays the caller's. */
 int gt_outbuf_init(gt_outbuf *b, int fd, size_t cap);
+/* The same for a buffer whose flushes go to sink (never an error here:
+ * the sink keeps its own). */
+int gt_outbuf_init_sink(gt_outbuf *b, size_t cap, gt_outbuf_sink sink, void *ctx);
 void gt_outbuf_free(gt_outbuf *b);
 
 /* Writes out what is buffered; 0, or -1 once an error has occurred. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pb.h"
 #include "pftrace_internal.h"
 
 static void add_uint(pf_event *e, enum pf_arg_name name, uint64_t v)
@@ -284,16 +285,60 @@ void gt_pftrace_add(gt_pftrace *t, const gt_event *ev)
     gt_timeline_route(&draw, t, t->categories, ev);
 }
 
+/* --- the file: bundles of packets, deflated --------------------------- */
+
+/* A bundle of whole packets as one packet of compressed_packets (a zlib
+ * stream of them as Trace bytes), or as they are when that is no smaller
+ * (gt_outbuf_sink). */
+static void write_bundle(void *ctx, const char *p, size_t n)
+{
+    gt_pftrace *t = ctx;
+    if (t->file.error) return; /* nothing more reaches the file: spare the work */
+    size_t bound = gt_deflate_bound(n);
+    if (bound > t->zcap) {
+        uint8_t *grown = realloc(t->zbuf, bound);
+        if (!grown) {
+            gt_outbuf_write(&t->file, p, n);
+            return;
+        }
+        t->zbuf = grown;
+        t->zcap = bound;
+    }
+    size_t z = gt_deflate_zlib(t->deflate, (const uint8_t *)p, n, t->zbuf);
+    size_t inner = 2 + gt_pb_varint_size(z) + z; /* field 50's tag takes two bytes */
+    if (1 + gt_pb_varint_size(inner) + inner >= n) {
+        gt_outbuf_write(&t->file, p, n);
+        return;
+    }
+    uint8_t head[2 * GT_PB_FRAME_MAX], *h = head;
+    h = gt_pb_varint(gt_pb_tag(h, PB_TRACE_PACKET, GT_PB_LEN), inner);
+    h = gt_pb_varint(gt_pb_tag(h, PB_PACKET_COMPRESSED, GT_PB_LEN), z);
+    gt_outbuf_write(&t->file, head, (size_t)(h - head));
+    gt_outbuf_write(&t->file, t->zbuf, z);
+}
+
+static void free_buffers(gt_pftrace *t)
+{
+    gt_outbuf_free(&t->out);
+    gt_outbuf_free(&t->file);
+    free(t->deflate);
+    free(t->zbuf);
+    free(t->seen);
+}
+
 gt_pftrace *gt_pftrace_create(int fd, const gt_strtab *names, int pid, unsigned categories)
 {
     gt_pftrace *t = calloc(1, sizeof(*t));
     if (!t) return NULL;
     t->seen = calloc((size_t)1 << PF_SEEN_BITS, sizeof(*t->seen));
-    if (!t->seen || gt_outbuf_init(&t->out, fd, GT_TIMELINE_BUFFER_BYTES) != 0) {
-        free(t->seen);
+    t->deflate = malloc(sizeof(*t->deflate));
+    if (!t->seen || !t->deflate || gt_outbuf_init(&t->file, fd, PF_FILE_BUFFER_BYTES) != 0 ||
+        gt_outbuf_init_sink(&t->out, PF_BUNDLE_BYTES, write_bundle, t) != 0) {
+        free_buffers(t);
         free(t);
         return NULL;
     }
+    gt_deflate_init(t->deflate);
     gt_pf_state_init(t);
     t->names = names;
     t->pid = pid;
@@ -312,14 +357,14 @@ void gt_pftrace_losses_get(const gt_pftrace *t, gt_timeline_losses *out)
 
 uint64_t gt_pftrace_bytes(const gt_pftrace *t)
 {
-    return t->out.written + t->out.len;
+    return t->file.written + t->file.len;
 }
 
 void gt_pftrace_destroy(gt_pftrace *t)
 {
     if (!t) return;
     gt_pf_state_free(t);
-    gt_outbuf_free(&t->out);
+    free_buffers(t);
     free(t);
 }
 
@@ -344,8 +389,9 @@ int gt_pftrace_finish(gt_pftrace *t, const gt_process_info *p)
     gt_timeline_process_name(p, t->pid, name, sizeof name);
     pf_track k = {.uuid = t->process, .name = name, .process = true};
     gt_pf_descriptor(t, &k);
-    if (gt_outbuf_flush(&t->out) != 0) {
-        errno = t->out.error;
+    gt_outbuf_flush(&t->out); /* the last bundle, to the file's buffer */
+    if (gt_outbuf_flush(&t->file) != 0) {
+        errno = t->file.error;
         return -1;
     }
     return 0;

@@ -43,7 +43,13 @@
  *     interned per sequence: a string is written in the packet that first
  *     uses it, and again only when the fixed-size cache that remembers
  *     what each sequence was given has forgotten it (re-emitting an
- *     interned string unchanged is allowed), so memory stays bounded.
+ *     interned string unchanged is allowed), so memory stays bounded;
+ *   the packets deflated in bundles of about 128 KiB: each bundle is one
+ *     packet of compressed_packets, a zlib stream of the bundle's packets
+ *     as Trace bytes, which the reader reads in its place (deflate.h). A
+ *     bundle that would not shrink (a tiny trace) is written as it is.
+ *     The packets are a few shapes repeating with a new time delta and
+ *     flow id, so a bundle shrinks five- or sixfold.
  * Timestamps on one sequence may go back; the reader sorts. What it
  * cannot sort out is two slices of one track out of order that touch or
  * overlap (GPU work of two threads on one stream arrives a chunk at a
@@ -52,9 +58,10 @@
  * same name under the same parent, which the UI shows as one) as it
  * takes for every lane to be written in time order.
  *
- * Memory: the output buffer, a fixed interning cache, and tables that
- * grow with threads, streams, NVTX stacks and open ranges, each capped
- * as in the Chrome trace; what a cap leaves out is counted by cause. */
+ * Memory: the bundle and file buffers, the compressor's tables, a fixed
+ * interning cache, and tables that grow with threads, streams, NVTX
+ * stacks and open ranges, each capped as in the Chrome trace; what a cap
+ * leaves out is counted by cause. */
 #ifndef GT_PFTRACE_H
 #define GT_PFTRACE_H
 

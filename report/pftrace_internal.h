@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "deflate.h"
 #include "keyed.h"
 #include "outbuf.h"
 #include "pftrace.h"
@@ -24,6 +25,7 @@ enum {
     PB_PACKET_TRACK_EVENT = 11,
     PB_PACKET_INTERNED_DATA = 12,
     PB_PACKET_SEQUENCE_FLAGS = 13,
+    PB_PACKET_COMPRESSED = 50, /* compressed_packets */
     PB_PACKET_CLOCK_ID = 58, /* timestamp_clock_id */
     PB_PACKET_DEFAULTS = 59, /* trace_packet_defaults */
     PB_PACKET_TRACK_DESCRIPTOR = 60,
@@ -179,8 +181,17 @@ typedef struct pf_dims {
 #define PF_MAX_SEQUENCES (1u << 20)
 #define PF_MAX_DIMS 65536u
 
+/* Packets are written to out, whose flushes hand bundles of whole packets
+ * of about this many bytes to be deflated into file's buffer. */
+#define PF_BUNDLE_BYTES (128u << 10)
+#define PF_FILE_BUFFER_BYTES (256u << 10)
+
 struct gt_pftrace {
-    gt_outbuf out;
+    gt_outbuf out;  /* the packets, as they are */
+    gt_outbuf file; /* the file: bundles of them, deflated */
+    gt_deflate *deflate;
+    uint8_t *zbuf; /* a bundle's zlib stream */
+    size_t zcap;
     const gt_strtab *names;
     int pid;
     unsigned categories;

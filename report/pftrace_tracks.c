@@ -245,7 +245,6 @@ uint64_t gt_pf_dims_iid(gt_pftrace *t, unsigned which, const uint32_t v[3])
 
 void gt_pf_state_free(gt_pftrace *t)
 {
-    free(t->seen);
     gt_keyed_free(&t->seqs);
     gt_keyed_free(&t->threads);
     gt_keyed_free(&t->streams);

@@ -6,8 +6,9 @@ gt_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Packages every build needs; callers add their own. cJSON is the JSON
 # parser of `gputrace report`, `diff` and `merge` (never of the shim).
 # python3-venv: the `python` tests, the wheel test and the Perfetto tests
-# build virtual environments.
-GT_BASE_PACKAGES=(cmake make gcc g++ libcmocka-dev python3 python3-venv libcjson-dev)
+# build virtual environments. zlib: the tests inflate the Perfetto trace's
+# compressed bundles with it (the library compresses them itself).
+GT_BASE_PACKAGES=(cmake make gcc g++ libcmocka-dev python3 python3-venv libcjson-dev zlib1g-dev)
 # What the test suite needs beyond a build: OpenMPI for the MPI test
 # (tests/integration/tools/check_mpi.py).
 GT_TEST_PACKAGES=(openmpi-bin libopenmpi-dev)

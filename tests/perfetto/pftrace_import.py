@@ -1,6 +1,8 @@
 """Reads a .pftrace with Perfetto's own definitions (perfetto_trace_pb2) the
 way Perfetto's trace processor reads it, as its .proto files document:
 
+  - bundles (compressed_packets): a packet holding only a zlib stream of
+    Trace bytes, whose packets are read in its place; they do not nest;
   - packet sequences (trusted_packet_sequence_id): a sequence's first
     packet must clear its incremental state (SEQ_INCREMENTAL_STATE_CLEARED);
     its interned data (event names, categories, debug annotation names and
@@ -26,6 +28,8 @@ the same things of both formats. Tids there: a thread track's tid (a
 domain track counts as its thread's); GPU tracks, one synthetic tid per
 (parent, name) as the UI merges lanes of one name, from GPU_TID_BASE.
 """
+import zlib
+
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 GPU_TID_BASE = 1 << 22
@@ -53,6 +57,7 @@ class Trace:
         self.instants = []
         self.counters = {}  # uuid -> [(ts, value)]
         self.packets = 0
+        self.bundles = 0
         trace = pb.Trace()
         try:
             trace.ParseFromString(data)
@@ -60,12 +65,33 @@ class Trace:
             self.problem(f"not a Trace: {e}")
             return
         self.sequences = {}
-        for order, packet in enumerate(trace.packet):
+        for order, packet in enumerate(self.unbundled(trace)):
             self.packets += 1
             self.read_packet(order, packet)
         self.replay()
         self.check_tracks()
         self.check_flows()
+
+    def unbundled(self, trace):
+        """The packets in file order, a bundle's in its place."""
+        for packet in trace.packet:
+            if not packet.HasField("compressed_packets"):
+                yield packet
+                continue
+            self.bundles += 1
+            if len(packet.ListFields()) != 1:
+                self.problem(f"bundle {self.bundles}: fields beside compressed_packets")
+            inner = pb.Trace()
+            try:
+                inner.ParseFromString(zlib.decompress(packet.compressed_packets))
+            except Exception as e:  # zlib's or the decoder's own error
+                self.problem(f"bundle {self.bundles}: {e}")
+                continue
+            for p in inner.packet:
+                if p.HasField("compressed_packets"):
+                    self.problem(f"bundle {self.bundles}: a bundle inside")
+                    continue
+                yield p
 
     def problem(self, what):
         if len(self.problems) < 50:

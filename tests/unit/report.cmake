@@ -30,10 +30,13 @@ add_test(NAME unit.report_chrome_parse
                  $<TARGET_FILE:unit_report_chrome> ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(unit.report_chrome_parse PROPERTIES LABELS "unit;report")
 
-# The Perfetto trace: the wire-format encoder byte for byte and the writer
-# through a small reader of its own; then (report_pftrace_check.py) the
-# emitted trace decoded with Perfetto's own definitions.
-gt_unit_test(report_pftrace SOURCES test_report_pftrace.c LIBS gt_report LABELS report)
+# The Perfetto trace: its compressor's streams inflated by zlib; the
+# wire-format encoder byte for byte and the writer through a small reader
+# of its own (zlib inflating its bundles); then (report_pftrace_check.py)
+# the emitted trace decoded with Perfetto's own definitions.
+find_package(ZLIB REQUIRED)
+gt_unit_test(report_deflate SOURCES test_report_deflate.c LIBS gt_report ZLIB::ZLIB LABELS report)
+gt_unit_test(report_pftrace SOURCES test_report_pftrace.c LIBS gt_report ZLIB::ZLIB LABELS report)
 add_test(NAME unit.report_pftrace_parse
          COMMAND ${GPUTRACE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report_pftrace_check.py
                  $<TARGET_FILE:unit_report_pftrace> ${CMAKE_CURRENT_BINARY_DIR} ${CMAKE_BINARY_DIR})

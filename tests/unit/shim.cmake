@@ -10,7 +10,8 @@ gt_unit_test(shim_pipeline_end SOURCES test_shim_pipeline_end.c pipeline_check.c
              LIBS gt_shim_core LABELS shim pipeline TIMEOUT 120)
 gt_unit_test(shim_log SOURCES test_shim_log.c LIBS gt_shim_core LABELS shim)
 gt_unit_test(shim_clock SOURCES test_shim_clock.c LIBS gt_shim_core LABELS shim)
-gt_unit_test(shim_collect SOURCES test_shim_collect.c LIBS gt_shim_core LABELS shim)
+find_package(ZLIB REQUIRED) # to read the Perfetto trace's bundle
+gt_unit_test(shim_collect SOURCES test_shim_collect.c LIBS gt_shim_core ZLIB::ZLIB LABELS shim)
 # GPU timing against the emulated driver (tests/emu): the library links
 # gtemu_cuda, so these run wherever the unit tests run.
 gt_unit_test(shim_gpu_time SOURCES test_shim_gpu_time.c gpu_test.c

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "report/pb.h"
 #include "report/pftrace.h"
@@ -230,6 +231,9 @@ static void add(trace *t, gt_event ev)
 
 /* What the packets of a trace hold, counted. */
 typedef struct tally {
+    unsigned bundles; /* compressed_packets */
+    uint64_t raw_bytes;  /* the packets' bytes, inflated */
+    uint64_t file_bytes; /* the file's */
     unsigned packets, descriptors, begins, ends, instants, counters, flows_out, flows_in;
     unsigned lanes; /* descriptors named lane_name */
     const char *lane_name;
@@ -289,6 +293,62 @@ static void tally_packet(tally *y, const uint8_t *data, size_t len)
     y->flows_in += find_field(ev.data, ev.len, 48, &f);
 }
 
+/* A bundle's zlib stream inflated; its length at *n. */
+static uint8_t *inflate_bundle(const uint8_t *data, size_t len, size_t *n)
+{
+    size_t cap = 16 * len + 4096;
+    uint8_t *out = malloc(cap);
+    assert_non_null(out);
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    assert_int_equal(inflateInit(&s), Z_OK);
+    s.next_in = (Bytef *)data;
+    s.avail_in = (uInt)len;
+    int rc;
+    /* More room while the output fills it; a stream that ends early stops
+     * the loop with room left, and fails below. */
+    do {
+        if (s.total_out == cap) {
+            out = realloc(out, cap *= 2);
+            assert_non_null(out);
+        }
+        s.next_out = out + s.total_out;
+        s.avail_out = (uInt)(cap - s.total_out);
+        rc = inflate(&s, Z_FINISH);
+    } while ((rc == Z_BUF_ERROR || rc == Z_OK) && s.avail_out == 0);
+    assert_int_equal(rc, Z_STREAM_END); /* whole, its checksum right */
+    assert_int_equal(s.avail_in, 0);
+    *n = s.total_out;
+    inflateEnd(&s);
+    return out;
+}
+
+/* The packets of Trace bytes, those in bundles (a packet that holds only
+ * compressed_packets: Trace bytes again) read in their place. */
+static void tally_packets(tally *y, const uint8_t *data, size_t size, bool in_bundle)
+{
+    const uint8_t *p = data;
+    field f, z, other;
+    while (next_field(&p, data + size, &f)) {
+        assert_int_equal(f.num, 1); /* Trace.packet */
+        assert_int_equal(f.wire, GT_PB_LEN);
+        const uint8_t *q = f.data;
+        if (find_field(f.data, f.len, 50, &z)) {
+            assert_false(in_bundle); /* bundles do not nest */
+            assert_true(next_field(&q, f.data + f.len, &other));
+            assert_false(next_field(&q, f.data + f.len, &other)); /* nothing beside it */
+            size_t n;
+            uint8_t *inner = inflate_bundle(z.data, z.len, &n);
+            y->bundles++;
+            tally_packets(y, inner, n, true);
+            free(inner);
+            continue;
+        }
+        y->raw_bytes += 1 + gt_pb_varint_size(f.len) + f.len;
+        tally_packet(y, f.data, f.len);
+    }
+}
+
 /* Finishes the trace and counts what its packets hold. */
 static void trace_close(trace *t, tally *y)
 {
@@ -299,13 +359,8 @@ static void trace_close(trace *t, tally *y)
     assert_int_equal((uint64_t)size, bytes);
     uint8_t *data = malloc((size_t)size);
     assert_int_equal(pread(t->fd, data, (size_t)size, 0), size);
-    const uint8_t *p = data;
-    field f;
-    while (next_field(&p, data + size, &f)) {
-        assert_int_equal(f.num, 1); /* Trace.packet */
-        assert_int_equal(f.wire, GT_PB_LEN);
-        tally_packet(y, f.data, f.len);
-    }
+    y->file_bytes = (uint64_t)size;
+    tally_packets(y, data, (size_t)size, false);
     free(data);
     close(t->fd);
     unlink(t->path);
@@ -392,6 +447,39 @@ static void test_per_thread_default_streams(void **unused)
         assert_int_equal(y.lanes, want[n]);
         assert_int_equal(y.flows_in, 2);
     }
+}
+
+/* The file holds the packets in deflated bundles (compressed_packets),
+ * each a whole zlib stream of whole packets read in its place, a few
+ * times smaller than the packets; a trace too small to gain from it
+ * holds its packets as they are. */
+static void test_bundles(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t);
+    tally y = {.lane_name = NULL};
+    trace_close(&t, &y);
+    assert_int_equal(y.bundles, 0);
+    assert_int_equal(y.descriptors, 2); /* the process, then its name */
+
+    trace_open(&t);
+    uint32_t k[3] = {intern(t.s.names, "k0"), intern(t.s.names, "k1"), intern(t.s.names, "k2")};
+    uint32_t launch = intern(t.s.names, "cuLaunchKernel");
+    const unsigned launches = 30000;
+    for (uint64_t i = 0; i < launches; i++) {
+        uint64_t at = SAMPLE_START + i * 5000 + (i * 7919) % 1000;
+        gt_event ev = kernel_event(k[i % 3], 10 + (uint32_t)(i & 1), at, at + 2000, at + 4000);
+        ev.api = launch; /* a host slice and a GPU slice each */
+        add(&t, ev);
+    }
+    memset(&y, 0, sizeof y);
+    trace_close(&t, &y);
+    assert_true(y.bundles >= 2);
+    assert_true(y.raw_bytes > 4 * y.file_bytes);
+    assert_int_equal(y.flows_in, launches);
+    assert_int_equal(y.begins, y.ends);
+    assert_int_equal(y.begins, 2 * launches);
 }
 
 /* Pushes past the depth cap are left out and counted, their pops end
@@ -507,7 +595,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_varints),     cmocka_unit_test(test_fields),
         cmocka_unit_test(test_lengths),     cmocka_unit_test(test_sample_packets),
         cmocka_unit_test(test_lanes),       cmocka_unit_test(test_per_thread_default_streams),
-        cmocka_unit_test(test_too_deep),    cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_bundles),     cmocka_unit_test(test_too_deep),    cmocka_unit_test(test_write_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "internal.h"
 #include "read_file.h"
@@ -185,17 +186,32 @@ static void test_csv_and_trace_from_records(void **state)
     assert_int_equal(slices, 4);
     assert_non_null(strstr(trace, "\"error\":\"CUDA_ERROR_INVALID_VALUE\""));
     assert_non_null(strstr(trace, "\n],\"displayTimeUnit\":\"ns\"}\n"));
-    /* The Perfetto trace: packets (Trace field 1), the entry point's name
+    /* The Perfetto trace: one packet (Trace field 1) of compressed
+     * packets (field 50), the bundle of them all, the entry point's name
      * interned in them. */
     snprintf(path, sizeof path, "%s/r.42.pftrace", dir);
-    static char pf[65536];
+    static unsigned char pf[65536], packets[1 << 20];
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     size_t n = fread(pf, 1, sizeof pf, f);
     fclose(f);
     assert_true(n > 100 && n < sizeof pf);
-    assert_int_equal(pf[0], 0x0a);
-    assert_non_null(memmem(pf, n, "cuLaunchKernel", 14));
+    size_t at = 0, len = 0;
+    assert_int_equal(pf[at++], 0x0a);
+    for (unsigned shift = 0; at < n; shift += 7) {
+        len |= (size_t)(pf[at] & 0x7f) << shift;
+        if (!(pf[at++] & 0x80)) break;
+    }
+    assert_int_equal(at + len, n);
+    assert_int_equal(pf[at], 0x92); /* field 50, length-delimited: a 2-byte tag */
+    assert_int_equal(pf[at + 1], 0x03);
+    at += 2;
+    while (pf[at] & 0x80)
+        at++;
+    uLongf inflated = sizeof packets;
+    assert_int_equal(uncompress(packets, &inflated, pf + at + 1, (uLong)(n - at - 1)), Z_OK);
+    assert_int_equal(packets[0], 0x0a);
+    assert_non_null(memmem(packets, inflated, "cuLaunchKernel", 14));
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
     assert_int_not_equal(system(cmd), 0);
