@@ -277,6 +277,12 @@ typedef struct gt_gpu_track {
  * its duration); then it is its thread's latest on the stream. */
 void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span);
 
+/* The GPU cannot start work before the call that queued it began: a pair
+ * placed to start earlier than call_start by no more than its slack (an
+ * epoch placed early within its window, when the machine is busy) starts
+ * there instead, keeping its duration. A larger gap stays as measured. */
+void gt_gpu_after_call(gt_gpu_span *span, uint64_t call_start);
+
 /* Forgets every stream (a forked child's pools are new). */
 void gt_gpu_order_reset(void);
 

@@ -24,6 +24,13 @@
  * handle one thread's new stream reuses after another destroyed it). A
  * pair is compared with every thread's latest on its stream.
  *
+ * Before that, a pair placed to start before the call that launched it
+ * began, by no more than its slack, starts at the call's start
+ * (gt_gpu_after_call): an epoch is placed at the middle of the host
+ * interval around its record, and when the machine is busy the GPU may
+ * have stamped it late in that interval, which places every pair timed
+ * from it early by up to half the interval (a few microseconds).
+ *
  * The pipeline has one consumer at a time (the drain thread, or the
  * thread that finishes the pipeline when there is none), so the table
  * takes no lock. Its slots are few: a stream's entries go to a window of
@@ -82,6 +89,13 @@ void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span)
     span->end += shift;
     order_slot *keep = own ? own : room;
     *keep = (order_slot){*track, span->end, span->slack, 1};
+}
+
+void gt_gpu_after_call(gt_gpu_span *span, uint64_t call_start)
+{
+    if (span->start >= call_start || call_start - span->start > span->slack) return;
+    span->end += call_start - span->start;
+    span->start = call_start;
 }
 
 void gt_gpu_order_reset(void)

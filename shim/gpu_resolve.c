@@ -111,6 +111,7 @@ int gt_gpu_resolve(gt_event *ev, int give_up)
     if (res == TIMED) {
         int per_thread = ev->stream == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
         gt_gpu_track track = {p->pool, p->gen, per_thread ? ev->tid : 0, ev->stream, ev->tid};
+        gt_gpu_after_call(&span, ev->host_start);
         gt_gpu_order(&track, &span);
         ev->flags |= GT_EVF_GPU_TIMED;
         ev->gpu_start = span.start;

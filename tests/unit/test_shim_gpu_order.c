@@ -6,7 +6,8 @@
  * is kept per thread, so a thread's pairs reaching the consumer after a
  * later thread's on the same stream are still kept in order, and pairs
  * of two threads that follow each other on one stream are too. Streams
- * that share a window of slots all keep their order. */
+ * that share a window of slots all keep their order. A pair placed
+ * before its launching call began, within its slack, starts at the call. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,6 +44,23 @@ static void test_rounding_overlap_starts_at_the_previous_end(void **state)
     assert_int_equal(place(&t, 4990, 2000, 5).start, 5000); /* 10 ns: the two slacks */
     assert_int_equal(place(&t, 7100, 2000, 5).start, 7100); /* a gap stays */
     assert_int_equal(place(&t, 9089, 2000, 5).start, 9089); /* 11 ns: no rounding */
+}
+
+static void test_never_before_the_call(void **state)
+{
+    (void)state;
+    gt_gpu_span s = {9000, 12000, 1500};
+    gt_gpu_after_call(&s, 10000); /* 1000 ns early, slack 1500: moved */
+    assert_int_equal(s.start, 10000);
+    assert_int_equal(s.end, 13000);
+    s = (gt_gpu_span){7000, 10000, 1500};
+    gt_gpu_after_call(&s, 10000); /* 3000 ns early: more than the slack, kept */
+    assert_int_equal(s.start, 7000);
+    assert_int_equal(s.end, 10000);
+    s = (gt_gpu_span){10500, 11000, 1500};
+    gt_gpu_after_call(&s, 10000); /* after the call: kept */
+    assert_int_equal(s.start, 10500);
+    assert_int_equal(s.end, 11000);
 }
 
 static void test_other_streams_are_not_compared(void **state)
@@ -112,6 +130,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_rounding_overlap_starts_at_the_previous_end, setup),
+        cmocka_unit_test_setup(test_never_before_the_call, setup),
         cmocka_unit_test_setup(test_other_streams_are_not_compared, setup),
         cmocka_unit_test_setup(test_threads_on_one_stream, setup),
         cmocka_unit_test_setup(test_streams_sharing_slots, setup),
