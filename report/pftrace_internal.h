@@ -129,12 +129,18 @@ typedef struct pf_event {
     pf_arg args[PF_MAX_ARGS];
 } pf_event;
 
+#define PF_GIVEN 4u /* a power of two */
+
 /* A track and the packet sequence that writes it. */
 typedef struct pf_seq {
     uint64_t uuid;
     uint64_t last;       /* the incremental clock: the last time written as a delta */
     uint32_t categories; /* bit c: category c interned here */
     uint32_t arg_names;  /* bit a: annotation name a interned here */
+    /* Interning cache keys this sequence was given lately, by their low
+     * bits: a track names a few things over and over, found here without
+     * a look in the cache (which only ever forgets: a key here stays true). */
+    uint64_t given[PF_GIVEN];
 } pf_seq;
 
 /* A GPU stream's lanes: sequences, and the end of each one's last slice. */

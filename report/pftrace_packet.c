@@ -40,7 +40,8 @@ static uint64_t *seen_slot(gt_pftrace *t, uint64_t key)
 typedef struct intern {
     uint32_t field; /* InternedData's */
     uint64_t iid;
-    uint64_t key; /* in the cache, set once written */
+    uint64_t key;    /* in the cache, set once written */
+    uint64_t *given; /* the sequence's slot for it, set then too */
     const char *text;
     size_t len;
     char buf[64];
@@ -53,14 +54,20 @@ typedef struct plan {
     size_t room;
 } plan;
 
-static void need(gt_pftrace *t, plan *pl, uint32_t seq, enum table table, uint64_t iid)
+static void need(gt_pftrace *t, plan *pl, pf_seq *s, uint32_t seq, enum table table, uint64_t iid)
 {
     uint64_t key = seen_key(seq, table, iid);
-    if (*seen_slot(t, key) == key) return;
+    uint64_t *given = &s->given[(iid ^ table) & (PF_GIVEN - 1)];
+    if (*given == key) return;
+    if (*seen_slot(t, key) == key) {
+        *given = key;
+        return;
+    }
     intern *it = &pl->items[pl->n++];
     it->field = table == TABLE_NAMES ? PB_INTERNED_NAMES : PB_INTERNED_STRINGS;
     it->iid = iid;
     it->key = key;
+    it->given = given;
     it->text = table == TABLE_NAMES ? gt_pf_name_text(t, iid, it->buf, sizeof it->buf)
                                     : gt_pf_string_text(t, iid, it->buf, sizeof it->buf);
     it->len = strlen(it->text);
@@ -174,6 +181,7 @@ static uint8_t *put_interned(gt_pftrace *t, pf_seq *s, plan *pl, uint8_t *p)
         intern *it = &pl->items[i];
         p = put_entry(p, it->field, it->iid, it->text, it->len);
         *seen_slot(t, it->key) = it->key;
+        *it->given = it->key;
     }
     return gt_pb_close(len_at, p);
 }
@@ -186,14 +194,14 @@ void gt_pf_event(gt_pftrace *t, uint32_t seq, const pf_event *e)
     pl.categories = e->category && !(s->categories & 1u << e->category) ? 1u << e->category : 0;
     pl.arg_names = 0;
     pl.room = PACKET_ROOM + (pl.categories ? TEXT_ROOM : 0);
-    if (e->name) need(t, &pl, seq, TABLE_NAMES, e->name);
+    if (e->name) need(t, &pl, s, seq, TABLE_NAMES, e->name);
     for (unsigned i = 0; i < e->nargs; i++) {
         const pf_arg *a = &e->args[i];
         if (!(s->arg_names & 1u << a->name)) {
             pl.arg_names |= 1u << a->name;
             pl.room += TEXT_ROOM;
         }
-        if (a->kind == PF_INTERNED) need(t, &pl, seq, TABLE_STRINGS, a->value);
+        if (a->kind == PF_INTERNED) need(t, &pl, s, seq, TABLE_STRINGS, a->value);
         if (a->kind == PF_TEXT) pl.room += 3 * a->len + TEXT_ROOM;
     }
     uint8_t *frame, *p = open_packet(t, pl.room, &frame);

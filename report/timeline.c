@@ -3,44 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum gt_category gt_timeline_category(uint8_t kind)
-{
-    switch (kind) {
-    case GT_EV_KERNEL:
-    case GT_EV_GRAPH:
-        return GT_CAT_KERNEL;
-    case GT_EV_MEMCPY:
-        return GT_CAT_MEMCPY;
-    case GT_EV_MEMSET:
-        return GT_CAT_MEMSET;
-    case GT_EV_ALLOC:
-    case GT_EV_FREE:
-    case GT_EV_CTX_END:
-        return GT_CAT_MEMORY;
-    case GT_EV_COMPILE:
-        return GT_CAT_COMPILE;
-    case GT_EV_MODULE:
-        return GT_CAT_MODULE;
-    case GT_EV_SYNC:
-        return GT_CAT_SYNC;
-    default:
-        return GT_CAT_API;
-    }
-}
-
-bool gt_timeline_has_bytes(uint8_t kind)
-{
-    return kind == GT_EV_MEMCPY || kind == GT_EV_MEMSET || kind == GT_EV_ALLOC ||
-           kind == GT_EV_MODULE;
-}
-
-bool gt_timeline_gpu_work(const gt_event *ev, unsigned categories)
-{
-    return ev->result == 0 &&
-           (ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED &&
-           (categories & GT_CAT_BIT(gt_timeline_category(ev->kind))) != 0;
-}
-
 void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev)
 {
     if (ev->flags & GT_EVF_NESTED) return;
@@ -83,14 +45,6 @@ void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, 
     }
 }
 
-#define PER_THREAD_STREAM 2u /* CU_STREAM_PER_THREAD's value */
-
-uint64_t gt_timeline_stream_track(const gt_event *ev)
-{
-    if (ev->stream != PER_THREAD_STREAM || !ev->tid) return ev->stream;
-    return (uint64_t)ev->tid << 3 | PER_THREAD_STREAM;
-}
-
 void gt_timeline_track_name(uint16_t device, uint64_t track, char *buf, size_t cap)
 {
     char dev[16];
@@ -100,9 +54,9 @@ void gt_timeline_track_name(uint16_t device, uint64_t track, char *buf, size_t c
         snprintf(dev, sizeof dev, "%u", (unsigned)device);
     if (track == 0)
         snprintf(buf, cap, "GPU %s default stream", dev);
-    else if (track == PER_THREAD_STREAM)
+    else if (track == GT_PER_THREAD_STREAM)
         snprintf(buf, cap, "GPU %s per-thread default stream", dev);
-    else if ((track & 7) == PER_THREAD_STREAM)
+    else if ((track & 7) == GT_PER_THREAD_STREAM)
         snprintf(buf, cap, "GPU %s per-thread default stream, thread %llu", dev,
                  (unsigned long long)(track >> 3));
     else

@@ -31,16 +31,51 @@ static inline uint64_t gt_timeline_losses_total(const gt_timeline_losses *l)
     return l->tracks + l->threads + l->too_deep + l->ranges + l->no_memory;
 }
 
+/* The small questions below are asked of every record by both writers:
+ * inline, they cost the drain no call each. */
+
 /* The category a record's slices are drawn under. */
-enum gt_category gt_timeline_category(uint8_t kind);
+static inline enum gt_category gt_timeline_category(uint8_t kind)
+{
+    switch (kind) {
+    case GT_EV_KERNEL:
+    case GT_EV_GRAPH:
+        return GT_CAT_KERNEL;
+    case GT_EV_MEMCPY:
+        return GT_CAT_MEMCPY;
+    case GT_EV_MEMSET:
+        return GT_CAT_MEMSET;
+    case GT_EV_ALLOC:
+    case GT_EV_FREE:
+    case GT_EV_CTX_END:
+        return GT_CAT_MEMORY;
+    case GT_EV_COMPILE:
+        return GT_CAT_COMPILE;
+    case GT_EV_MODULE:
+        return GT_CAT_MODULE;
+    case GT_EV_SYNC:
+        return GT_CAT_SYNC;
+    default:
+        return GT_CAT_API;
+    }
+}
 
 /* Whether a record of this kind says how many bytes it moved or took. */
-bool gt_timeline_has_bytes(uint8_t kind);
+static inline bool gt_timeline_has_bytes(uint8_t kind)
+{
+    return kind == GT_EV_MEMCPY || kind == GT_EV_MEMSET || kind == GT_EV_ALLOC ||
+           kind == GT_EV_MODULE;
+}
 
 /* Whether a kernel, copy or memset record gets a slice at its GPU times:
  * it succeeded, was timed, was not captured into a graph, and its
  * category is among `categories` (a GT_CAT_BIT mask). */
-bool gt_timeline_gpu_work(const gt_event *ev, unsigned categories);
+static inline bool gt_timeline_gpu_work(const gt_event *ev, unsigned categories)
+{
+    return ev->result == 0 &&
+           (ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED &&
+           (categories & GT_CAT_BIT(gt_timeline_category(ev->kind))) != 0;
+}
 
 /* What a timeline draws, per kind of record: both formats route records
  * alike (gt_timeline_route) and differ in how they draw them. */
@@ -58,11 +93,17 @@ typedef struct gt_timeline_draw {
  * runtime call's is drawn) nor for NVTX outside `categories`. */
 void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev);
 
+#define GT_PER_THREAD_STREAM 2u /* CU_STREAM_PER_THREAD's value */
+
 /* The stream track a piece of GPU work is drawn on: its stream, but each
  * thread's per-thread default stream (CU_STREAM_PER_THREAD) apart, as
  * (tid << 3) | 2, which no stream handle (an aligned pointer) nor the
  * constants 0, 1 and 2 equal. */
-uint64_t gt_timeline_stream_track(const gt_event *ev);
+static inline uint64_t gt_timeline_stream_track(const gt_event *ev)
+{
+    if (ev->stream != GT_PER_THREAD_STREAM || !ev->tid) return ev->stream;
+    return (uint64_t)ev->tid << 3 | GT_PER_THREAD_STREAM;
+}
 
 /* "GPU d default stream", "GPU d per-thread default stream, thread t",
  * "GPU d stream 0x...", with "?" for an unknown device; `track` as
