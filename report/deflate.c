@@ -36,6 +36,7 @@ static uint32_t fixed_code(unsigned s, unsigned *bits)
 void gt_deflate_init(gt_deflate *z)
 {
     memset(z->slots, 0, sizeof z->slots);
+    z->base = 0;
     for (unsigned c = 0; c < 256; c++) {
         unsigned bits;
         z->literal[c] = (uint16_t)fixed_code(c, &bits);
@@ -143,7 +144,11 @@ size_t gt_deflate_zlib(gt_deflate *z, const uint8_t *in, size_t n, uint8_t *out)
     out[1] = 0x01; /* fastest; (0x78 << 8 | 0x01) % 31 == 0 */
     bits b = {.p = out + 2};
     put_bits(&b, 1 | 1 << 1, 3); /* the last block; fixed codes */
-    memset(z->slots, 0, sizeof z->slots);
+    if (n > UINT32_MAX - 1 - z->base) { /* once per 4 GiB compressed */
+        memset(z->slots, 0, sizeof z->slots);
+        z->base = 0;
+    }
+    const uint32_t base = z->base;
     /* The distances of the last two matches, the latest first. A trace's
      * packets repeat at a few distances (a thread's round of calls, the
      * same on another thread), so the next match is most often at one of
@@ -162,13 +167,13 @@ size_t gt_deflate_zlib(gt_deflate *z, const uint8_t *in, size_t n, uint8_t *out)
             d = recent[1];
         } else {
             uint32_t *slot = &z->slots[(w * 2654435761u) >> (32 - GT_DEFLATE_HASH_BITS)];
-            size_t at = *slot;
-            *slot = (uint32_t)i + 1;
-            if (!at || i + 1 - at > WINDOW || load32(in + at - 1) != w) {
+            uint32_t at = *slot, here = base + (uint32_t)i + 1;
+            *slot = here;
+            if (at <= base || here - at > WINDOW || load32(in + (at - base - 1)) != w) {
                 i++;
                 continue;
             }
-            d = i + 1 - at;
+            d = here - at;
         }
         if (d != recent[0]) recent[1] = recent[0], recent[0] = d;
         size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
@@ -179,6 +184,7 @@ size_t gt_deflate_zlib(gt_deflate *z, const uint8_t *in, size_t n, uint8_t *out)
         literals = i;
     }
     put_literals(z, &b, in + literals, in + n);
+    z->base = base + (uint32_t)n;
     put_bits(&b, 0, 7); /* end of block: symbol 256, seven zero bits */
     flush_bits(&b);
     uint32_t adler = gt_adler32(1, in, n);

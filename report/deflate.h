@@ -26,9 +26,13 @@
 
 #define GT_DEFLATE_HASH_BITS 15u
 
-/* The compressor's tables: about 70 KiB, reused by every call. */
+/* The compressor's tables: about 130 KiB, reused by every call. */
 typedef struct gt_deflate {
-    uint32_t slots[1u << GT_DEFLATE_HASH_BITS]; /* a position + 1 per hash; 0: none */
+    /* Per hash, the latest position + 1, positions counting on from call
+     * to call (from base) so that the table needs no clearing: a value at
+     * or below base is an earlier call's. */
+    uint32_t slots[1u << GT_DEFLATE_HASH_BITS];
+    uint32_t base;
     uint16_t literal[256];                      /* fixed codes, bit-reversed for LSB-first */
     uint8_t literal_bits[256];
     uint32_t length[259]; /* a match length's code and extra bits, ready to put */
@@ -45,8 +49,10 @@ static inline size_t gt_deflate_bound(size_t n)
     return n + n / 8 + 32;
 }
 
+#define GT_DEFLATE_MAX_INPUT (1u << 30)
+
 /* in[0, n) as a zlib stream at out, which has gt_deflate_bound(n) bytes
- * of room; returns the stream's length. */
+ * of room; returns the stream's length. n is at most GT_DEFLATE_MAX_INPUT. */
 size_t gt_deflate_zlib(gt_deflate *z, const uint8_t *in, size_t n, uint8_t *out);
 
 /* The Adler-32 checksum of p[0, n) continued from adler (1 to start). */

@@ -3,7 +3,8 @@
  * stream's Adler-32), back to the input byte for byte, within the room
  * gt_deflate_bound promises; inputs that stress each part of the format
  * (no match possible, the longest matches, matches at distance 1 and at
- * the window's edge, inputs past 64 KiB, the last two distances); the
+ * the window's edge, inputs past 64 KiB, the last two distances, calls
+ * in a row sharing the table); the
  * checksum against zlib's at every length and alignment; and packets like
  * the trace's shrunk by the factor the trace depends on. */
 #include <setjmp.h>
@@ -137,6 +138,27 @@ static void test_packets(void **unused)
     free(in);
 }
 
+/* The table is not cleared between calls: positions count on, and an
+ * earlier call's are told apart by the base. Calls that follow each
+ * other with the same bytes (which would match an earlier call's
+ * positions) and a base about to wrap (the table is cleared then). */
+static void test_calls_in_a_row(void **unused)
+{
+    (void)unused;
+    size_t n = 50000;
+    uint8_t *in = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        in[i] = (uint8_t)(i % 251 == 0 ? random_byte() : i * 7);
+    gt_deflate_init(&z);
+    size_t first = round_trip(in, n);
+    assert_int_equal(z.base, n);
+    assert_int_equal(round_trip(in, n), first); /* the same stream: nothing carried over */
+    z.base = UINT32_MAX - 1000;
+    assert_int_equal(round_trip(in, n), first);
+    assert_int_equal(z.base, n);
+    free(in);
+}
+
 static void test_adler32(void **unused)
 {
     (void)unused;
@@ -164,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_runs),
         cmocka_unit_test(test_distances_and_lengths),
         cmocka_unit_test(test_packets),
+        cmocka_unit_test(test_calls_in_a_row),
         cmocka_unit_test(test_adler32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
