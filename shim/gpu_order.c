@@ -14,9 +14,13 @@
  * starts where it ended instead: the GPU cannot have started it earlier,
  * and the duration, exact from the events, is kept. A larger overlap is
  * no rounding (an epoch far off, a stream handle reused while the old
- * stream's work still ran) and stays as measured. Shifts do not pile up
- * along a stream: each pair ends up no later than its own placement plus
- * the largest rounding of the pairs before it.
+ * stream's work still ran) and stays as measured. A pair moved behind
+ * another is remembered with that one's slack when larger: placed from a
+ * wide epoch (the pool's first, on a loaded machine), a pair can land late
+ * by up to its slack, and the precise pairs after it must follow it, not
+ * only the first of them. Shifts do not pile up along a stream: each pair
+ * ends up no later than its own placement plus the largest slack of the
+ * pairs before it.
  *
  * The latest pair is kept per thread: the consumer gets each thread's
  * pairs in that thread's order, which on one stream is the GPU's, but the
@@ -71,7 +75,7 @@ static unsigned window_of(const gt_gpu_track *t)
 void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span)
 {
     unsigned base = window_of(track);
-    uint64_t shift = 0;
+    uint64_t shift = 0, behind = 0; /* the slack of the pair it moves behind */
     order_slot *own = NULL, *room = NULL;
     for (unsigned i = 0; i < WINDOW; i++) {
         order_slot *s = &slots[(base + i) & (ORDER_SLOTS - 1)];
@@ -83,12 +87,17 @@ void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span)
         if (!same_stream(&s->track, track)) continue;
         if (s->track.tid == track->tid) own = s;
         uint64_t overlap = s->end > span->start ? s->end - span->start : 0;
-        if (overlap <= s->slack + span->slack && overlap > shift) shift = overlap;
+        if (overlap <= s->slack + span->slack && overlap > shift) {
+            shift = overlap;
+            behind = s->slack;
+        }
     }
     span->start += shift;
     span->end += shift;
+    /* Moved behind a pair, it is as late as that pair may be. */
+    uint64_t slack = shift && behind > span->slack ? behind : span->slack;
     order_slot *keep = own ? own : room;
-    *keep = (order_slot){*track, span->end, span->slack, 1};
+    *keep = (order_slot){*track, span->end, slack, 1};
 }
 
 void gt_gpu_after_call(gt_gpu_span *span, uint64_t call_start)

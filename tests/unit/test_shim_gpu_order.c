@@ -46,6 +46,20 @@ static void test_rounding_overlap_starts_at_the_previous_end(void **state)
     assert_int_equal(place(&t, 9089, 2000, 5).start, 9089); /* 11 ns: no rounding */
 }
 
+/* A pair placed late from a wide epoch (slack 150 us): the precise pairs
+ * after it on the stream each move behind the one before, not only the
+ * first; a gap wider than that slack ends it. */
+static void test_behind_a_wide_pair(void **state)
+{
+    (void)state;
+    gt_gpu_track t = {POOL, 1, 0, 0x7000, 11};
+    place(&t, 120000, 2000, 150000);                              /* truly at 0 */
+    assert_int_equal(place(&t, 10000, 2000, 5).start, 122000);   /* behind it */
+    assert_int_equal(place(&t, 20000, 2000, 5).start, 124000);   /* behind that one */
+    assert_int_equal(place(&t, 400000, 2000, 5).start, 400000);  /* a gap: as placed */
+    assert_int_equal(place(&t, 401000, 2000, 5).start, 401000);  /* 1000 ns inside: too far */
+}
+
 static void test_never_before_the_call(void **state)
 {
     (void)state;
@@ -130,6 +144,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_rounding_overlap_starts_at_the_previous_end, setup),
+        cmocka_unit_test_setup(test_behind_a_wide_pair, setup),
         cmocka_unit_test_setup(test_never_before_the_call, setup),
         cmocka_unit_test_setup(test_other_streams_are_not_compared, setup),
         cmocka_unit_test_setup(test_threads_on_one_stream, setup),
