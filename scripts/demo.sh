@@ -126,7 +126,7 @@ for name in batch_ode batch_ode_nvrtc; do
         "$name.json" "every table, for scripts (schema: the README)" \
         "$name.csv" "the tables as CSV" \
         "$name.trace.json" "the timeline: open it in https://ui.perfetto.dev or chrome://tracing" \
-        "$name.pftrace" "the same in Perfetto's own format, a third of the size: for long runs"
+        "$name.pftrace" "the same in Perfetto's own format, compressed, several times smaller: for long runs"
 done
 echo "gputrace demo: the solvers' --pin-all and --cubin options apply the advice" \
     "(examples/README.md); the README says how to read the tables"
