@@ -153,9 +153,9 @@ size_t gt_deflate_zlib(gt_deflate *z, const uint8_t *in, size_t n, uint8_t *out)
      * packets repeat at a few distances (a thread's round of calls, the
      * same on another thread), so the next match is most often at one of
      * them: found without the hash table, and longer than the latest
-     * position of the same four bytes, which the table would give. */
-    /* They start at 1, a valid distance from the second byte on, where
-     * the search starts (the first byte can only be a literal). */
+     * position of the same four bytes, which the table would give. They
+     * start at 1, a valid distance from the second byte on, where the
+     * search starts (the first byte can only be a literal). */
     size_t recent[2] = {1, 1};
     size_t i = 1, literals = 0; /* the literals not yet written start there */
     while (i + MIN_MATCH <= n) {

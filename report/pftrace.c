@@ -294,11 +294,11 @@ static void write_bundle(void *ctx, const char *p, size_t n)
 {
     gt_pftrace *t = ctx;
     if (t->file.error) return; /* nothing more reaches the file: spare the work */
-    size_t bound = gt_deflate_bound(n);
-    if (n > GT_DEFLATE_MAX_INPUT) { /* a packet of a gigabyte: no name is */
+    if (n > GT_DEFLATE_MAX_INPUT) { /* only a packet of a gigabyte makes a bundle this big */
         gt_outbuf_write(&t->file, p, n);
         return;
     }
+    size_t bound = gt_deflate_bound(n);
     if (bound > t->zcap) {
         uint8_t *grown = realloc(t->zbuf, bound);
         if (!grown) {
