@@ -27,78 +27,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <zlib.h>
 
 #include "report/pb.h"
 #include "report/pftrace.h"
 #include "report/stream_file.h"
+#include "pb_read.h"
 #include "trace_emit.h"
 
-/* ------------------------------------------------ a wire-format reader */
-
-typedef struct field {
-    uint32_t num;
-    unsigned wire;
-    uint64_t v;          /* varint and fixed64 values */
-    const uint8_t *data; /* length-delimited contents */
-    size_t len;
-} field;
-
-static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    *v = 0;
-    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) return true;
-    }
-    return false;
-}
-
-/* The next field of a message; false at its end. A malformed message
- * fails the test. */
-static bool next_field(const uint8_t **p, const uint8_t *end, field *f)
-{
-    *f = (field){0};
-    if (*p == end) return false;
-    uint64_t tag;
-    assert_true(read_varint(p, end, &tag));
-    f->num = (uint32_t)(tag >> 3);
-    f->wire = (unsigned)(tag & 7);
-    assert_true(f->num > 0);
-    if (f->wire == GT_PB_VARINT) {
-        assert_true(read_varint(p, end, &f->v));
-    } else if (f->wire == GT_PB_I64) {
-        assert_true(end - *p >= 8);
-        f->v = 0;
-        for (unsigned i = 0; i < 8; i++)
-            f->v |= (uint64_t)(*p)[i] << (8 * i);
-        *p += 8;
-    } else {
-        assert_int_equal(f->wire, GT_PB_LEN);
-        uint64_t n;
-        assert_true(read_varint(p, end, &n));
-        assert_true(n <= (uint64_t)(end - *p));
-        f->data = *p;
-        f->len = (size_t)n;
-        *p += n;
-    }
-    return true;
-}
-
-/* The first field num of a message; false (*out zeroed) when absent. */
-static bool find_field(const uint8_t *data, size_t len, uint32_t num, field *out)
-{
-    *out = (field){0};
-    const uint8_t *p = data;
-    field f;
-    while (next_field(&p, data + len, &f))
-        if (f.num == num) {
-            *out = f;
-            return true;
-        }
-    return false;
-}
 
 /* ------------------------------------------------------- the encoder */
 
@@ -291,36 +226,6 @@ static void tally_packet(tally *y, const uint8_t *data, size_t len)
     y->counters += type.v == 4;
     y->flows_out += find_field(ev.data, ev.len, 47, &f);
     y->flows_in += find_field(ev.data, ev.len, 48, &f);
-}
-
-/* A bundle's zlib stream inflated; its length at *n. */
-static uint8_t *inflate_bundle(const uint8_t *data, size_t len, size_t *n)
-{
-    size_t cap = 16 * len + 4096;
-    uint8_t *out = malloc(cap);
-    assert_non_null(out);
-    z_stream s;
-    memset(&s, 0, sizeof s);
-    assert_int_equal(inflateInit(&s), Z_OK);
-    s.next_in = (Bytef *)data;
-    s.avail_in = (uInt)len;
-    int rc;
-    /* More room while the output fills it; a stream that ends early stops
-     * the loop with room left, and fails below. */
-    do {
-        if (s.total_out == cap) {
-            out = realloc(out, cap *= 2);
-            assert_non_null(out);
-        }
-        s.next_out = out + s.total_out;
-        s.avail_out = (uInt)(cap - s.total_out);
-        rc = inflate(&s, Z_FINISH);
-    } while ((rc == Z_BUF_ERROR || rc == Z_OK) && s.avail_out == 0);
-    assert_int_equal(rc, Z_STREAM_END); /* whole, its checksum right */
-    assert_int_equal(s.avail_in, 0);
-    *n = s.total_out;
-    inflateEnd(&s);
-    return out;
 }
 
 /* The packets of Trace bytes, those in bundles (a packet that holds only
@@ -595,7 +500,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_varints),     cmocka_unit_test(test_fields),
         cmocka_unit_test(test_lengths),     cmocka_unit_test(test_sample_packets),
         cmocka_unit_test(test_lanes),       cmocka_unit_test(test_per_thread_default_streams),
-        cmocka_unit_test(test_bundles),     cmocka_unit_test(test_too_deep),    cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_bundles),     cmocka_unit_test(test_too_deep),
+        cmocka_unit_test(test_write_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <zlib.h>
 
 #include "internal.h"
+#include "pb_read.h"
 #include "read_file.h"
 
 static char dir[] = "/tmp/gt-collect-XXXXXX";
@@ -190,28 +190,23 @@ static void test_csv_and_trace_from_records(void **state)
      * packets (field 50), the bundle of them all, the entry point's name
      * interned in them. */
     snprintf(path, sizeof path, "%s/r.42.pftrace", dir);
-    static unsigned char pf[65536], packets[1 << 20];
+    static uint8_t pf[65536];
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     size_t n = fread(pf, 1, sizeof pf, f);
     fclose(f);
     assert_true(n > 100 && n < sizeof pf);
-    size_t at = 0, len = 0;
-    assert_int_equal(pf[at++], 0x0a);
-    for (unsigned shift = 0; at < n; shift += 7) {
-        len |= (size_t)(pf[at] & 0x7f) << shift;
-        if (!(pf[at++] & 0x80)) break;
-    }
-    assert_int_equal(at + len, n);
-    assert_int_equal(pf[at], 0x92); /* field 50, length-delimited: a 2-byte tag */
-    assert_int_equal(pf[at + 1], 0x03);
-    at += 2;
-    while (pf[at] & 0x80)
-        at++;
-    uLongf inflated = sizeof packets;
-    assert_int_equal(uncompress(packets, &inflated, pf + at + 1, (uLong)(n - at - 1)), Z_OK);
+    const uint8_t *at = pf;
+    field packet, bundle;
+    assert_true(next_field(&at, pf + n, &packet));
+    assert_int_equal(packet.num, 1);
+    assert_true(at == pf + n); /* the only one */
+    assert_true(find_field(packet.data, packet.len, 50, &bundle));
+    size_t inflated;
+    uint8_t *packets = inflate_bundle(bundle.data, bundle.len, &inflated);
     assert_int_equal(packets[0], 0x0a);
     assert_non_null(memmem(packets, inflated, "cuLaunchKernel", 14));
+    free(packets);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
     assert_int_not_equal(system(cmd), 0);
