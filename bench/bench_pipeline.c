@@ -20,12 +20,23 @@
  *            can into a small cap: never above it; the excess is dropped. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "bench_median.h"
-#include "internal.h"
+#include "buffer.h"
+#include "clock.h"
+#include "collect.h"
+#include "config.h"
+#include "event.h"
+#include "log.h"
+#include "pipeline.h"
+#include "process.h"
+#include "record.h"
+#include "settings.h"
+#include "strtab.h"
 
 #define RUNS 5
 #define BURST_EVENTS 16384ull /* 2 MiB of records: a working set the caches hold */

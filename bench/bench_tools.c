@@ -26,6 +26,9 @@
 
 #include "aggregate.h"
 #include "bench_median.h"
+#include "event.h"
+#include "report.h"
+#include "strtab.h"
 
 #define ROWS 100000u
 #define RUNS 7

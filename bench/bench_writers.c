@@ -35,8 +35,13 @@
 
 #include "aggregate.h"
 #include "chrome.h"
+#include "event.h"
 #include "pftrace.h"
+#include "report.h"
+#include "settings.h"
 #include "stream_file.h"
+#include "strtab.h"
+#include "trace_format.h"
 
 #define BATCH 4096u /* records handed over at a time, as a drained chunk */
 #define TARGET_S 2.0
@@ -281,7 +286,7 @@ static int one_run(uint64_t events, const char *dir)
     chrome_cpu += f_cpu - c_cpu;
     perfetto_cpu += thread_cpu_s() - f_cpu;
     end -= making_s;
-    uint64_t chrome_bytes = gt_timeline_bytes(tl), perfetto_bytes = gt_pftrace_bytes(pf);
+    uint64_t chrome_bytes = gt_trace_bytes(tl), perfetto_bytes = gt_trace_bytes(pf);
     const char *to = sink ? "/dev/null" : dir;
     printf("%" PRIu64 " events to %s: %.2f s in all [target <= %.1f s at 10M], %.2f s of CPU: "
            "drain side %.2f s (aggregation %.2f s, traces streaming %.2f s), exit side %.3f s; "

@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "internal.h" /* the shim's configuration parser, log and escaping */
+#include "config.h"
+#include "log.h"
 
 #define GT_CLI_USAGE_ERROR 2 /* bad option, bad value, no program, no library */
 
@@ -47,7 +48,7 @@ char *gt_cli_sanitizer_runtime(const char *path);
  * status. */
 int gt_cli_run(char *const argv[], pid_t *pid, int *status);
 
-/* snapshot.c: with GPUTRACE_INTERVAL, before the run a place for the
+/* snapshot_finish.c: with GPUTRACE_INTERVAL, before the run a place for the
  * snapshots' summary (named to the child); after it, when the child died
  * of a signal after a snapshot, its files marked final with the signal and
  * its summary printed. */

@@ -8,7 +8,7 @@
  * the library accept exactly the same words; here a bad value is an error
  * (exit 2) rather than the library's warning and default. A bad value the
  * user exported gets the library's warning here, once, and the processes
- * under the command stay quiet about it (shim/config_warnings.c). */
+ * under the command stay quiet about it (common/config_warnings.c). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "config.h"
+#include "log.h"
+#include "output_path.h"
 #include "tools.h"
 
 #ifndef PROJECT_VERSION

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "output.h"
+#include "output_path.h"
 
 typedef struct lookup {
     const char *name;

@@ -6,8 +6,12 @@
 #define GT_CLI_TOOLS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
-#include "internal.h"
+#include "config.h"
+#include "report.h"
+#include "settings.h"
+#include "strtab.h"
 
 #define GT_TOOL_OK 0
 #define GT_TOOL_SLOWER 1 /* diff: something got slower than the threshold */

@@ -1,5 +1,5 @@
 /* Reading report files for report, diff and merge: the part of the
- * subcommands that needs cJSON (report/load.c). */
+ * subcommands that needs cJSON (report/read/load.c). */
 #include "tools.h"
 
 #include "cli.h"

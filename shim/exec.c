@@ -26,7 +26,9 @@
  * the library), never in a vfork child.
  * errno and return values are the real function's: the report keeps
  * errno. */
-#include "internal.h"
+#include "compiler.h"
+#include "init.h"
+#include "process.h"
 #include "intercept.h"
 
 #include <errno.h>
@@ -39,7 +41,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define GT_EXPORT __attribute__((visibility("default")))
 #define ARGS_MAX 65536 /* arguments an execl* call may pass (more: E2BIG) */
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

@@ -3,7 +3,7 @@
  * Load (constructor): configuration, log, clock anchor, an empty pipeline
  * (no thread, no chunk: both come with the first record), fork handlers,
  * the exit handler, SIGINT/SIGTERM handlers. A copy of the library that
- * is not the process's active one (copies.c) stops after the log.
+ * is not the process's active one (intercept/active_copy.c) stops after the log.
  *
  * Exit, in two steps (drain.c):
  *  - the cut: the GPU part of the report is finished. It must come before
@@ -31,12 +31,26 @@
  *
  * Fork: the child starts afresh (its pid, empty buffers, no drain thread
  * until used, a new report): it never reports the parent's records. */
-#include "capture.h"
-#include "internal.h"
+#include "capture_window.h"
+#include "active_copy.h"
+#include "clock.h"
+#include "collect.h"
+#include "config.h"
+#include "emit.h"
+#include "init.h"
+#include "intercept.h"
+#include "log.h"
+#include "pipeline.h"
+#include "process.h"
+#include "record.h"
+#include "report.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -44,7 +58,7 @@
 
 #define COMMAND_MAX 32768
 
-_Atomic int gt_cuda_used; /* relaxed: each value stands alone (internal.h) */
+_Atomic int gt_cuda_used; /* relaxed: each value stands alone (process.h) */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic int initialized; /* release after the constructor's work */
@@ -135,6 +149,13 @@ static void on_finished(const gt_pipeline_totals *totals, void *ctx)
     free(command);
 }
 
+/* The drain wakes at a capture window's edges (capture_window.h). */
+static uint64_t capture_edge(uint64_t now_ns, void *ctx)
+{
+    (void)ctx;
+    return gt_capture_poll(now_ns);
+}
+
 static gt_pipeline_params shim_params(void)
 {
     /* Each recording thread holds a chunk: a small cap gets small chunks
@@ -151,6 +172,7 @@ static gt_pipeline_params shim_params(void)
         .snapshot_ns =
             gt_cfg.output[0] || gt_emit_snapshot_summary_asked() ? gt_cfg.interval_ns : 0,
         .consume_run = gt_collect_records,
+        .next_edge = capture_edge,
         .cut = gt_collect_cut,
         .finished = on_finished,
     };
@@ -271,6 +293,7 @@ static void init_body(void)
     gt_debug("loaded in pid %d: clock %s, buffer %zu MiB", (int)getpid(),
              gt_clock_tsc ? "tsc" : "clock_gettime", gt_cfg.buffer_bytes >> 20);
     gt_snapshot_summary_init(getenv(GT_SNAPSHOT_SUMMARY_VAR));
+    gt_collect_set_error_namer(gt_error_name_id);
     start_pipeline();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);

@@ -29,12 +29,15 @@
  * milliseconds; at most the bound, after which the report is given up:
  * heap corruption or a lock the crashed thread held can keep the drain
  * from finishing). */
-#include "internal.h"
+#include "signals.h"
+
+#include "compiler.h"
+#include "pipeline.h"
+#include "record.h"
 
 #include <errno.h>
 #include <signal.h>
-
-#define GT_EXPORT __attribute__((visibility("default")))
+#include <string.h>
 
 /* glibc's own entry points, under the names the exported ones alias. */
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);

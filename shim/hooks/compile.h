@@ -19,7 +19,16 @@
 #ifndef GT_SHIM_HOOKS_COMPILE_H
 #define GT_SHIM_HOOKS_COMPILE_H
 
+#include <stdint.h>
+#include <stddef.h>
+
+#include "clock.h"
+#include "compiler.h"
+#include "event.h"
+#include "handles.h"
 #include "hook.h"
+#include "intercept.h"
+#include "record.h"
 
 typedef struct gt_compile_call {
     gt_hook *hook;

@@ -1,6 +1,7 @@
 /* Driver launches: kernels (a CUfunction, or a CUkernel passed as one) and
  * graphs, with their per-thread-default-stream variants. The kernel's name
- * is found from its handle when the launch is recorded (names.c). */
+ * is found from its handle when the launch is recorded
+ * (intercept/kernel_names.c). */
 #include "hook.h"
 
 static void launch(gt_call *c, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -12,7 +12,7 @@
  * Page-locked and managed memory also feed the host-memory registry that
  * classifies copies (intercept.h, gt_host_mem_note): whenever copies are
  * classified, whether or not allocations are recorded. */
-#include "memory.h"
+#include "alloc_hook.h"
 
 /* The registry is kept after every successful call while copies are
  * classified; errno stays the call's. */

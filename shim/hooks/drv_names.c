@@ -1,6 +1,6 @@
 /* Where kernel handles come from, and where they go: the name of each
  * handle is noted for drivers that cannot name a handle themselves, and an
- * unload makes every cached name be looked up again (names.c). Recorded in
+ * unload makes every cached name be looked up again (intercept/kernel_names.c). Recorded in
  * `api` like any call. */
 #include "hook.h"
 

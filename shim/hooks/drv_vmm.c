@@ -11,8 +11,8 @@
  * The allocation is the ALLOC record of cuMemCreate, keyed by its handle;
  * the moment it is freed is a FREE record of its own, with no api name (it
  * is not a call: cuMemRelease and cuMemUnmap are recorded as the calls). */
+#include "alloc_hook.h"
 #include "handles.h"
-#include "memory.h"
 
 /* Handle -> bytes, device, options = references, count = mappings. */
 static gt_handle_table allocations;

@@ -31,7 +31,7 @@
  * GT_*_ENTER pass the call straight through (after noting that CUDA is in
  * use) when neither the hook's category nor `api` is enabled, when the
  * thread is inside the shim, or when this copy of the library is not the
- * process's active one (copies.c); a missing real function returns the
+ * process's active one (intercept/active_copy.c); a missing real function returns the
  * API's not-found error. GT_*_CALL keep errno, take the host time around the
  * real call only, bracket GPU work with an event pair (gpu_time.h) and
  * record one event, never touching the return code. A runtime call and the
@@ -44,14 +44,20 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
-#include "capture.h"
+#include "capture_window.h"
 #include "gpu_time.h"
-#include "internal.h"
+#include "clock.h"
+#include "compiler.h"
+#include "config.h"
+#include "event.h"
+#include "process.h"
+#include "record.h"
+#include "settings.h"
 #include "intercept.h"
-
-#define GT_EXPORT __attribute__((visibility("default")))
 
 #define GT_HOOK(sym) gt_hook_##sym
 
@@ -72,7 +78,7 @@
 
 /* `real_`: the real function, typed as the wrapper. The call is noted
  * (internal.h, gt_cuda_used): once noted, that costs one load and one
- * predictable branch. In an inactive copy of the library (copies.c) the
+ * predictable branch. In an inactive copy of the library (intercept/active_copy.c) the
  * note's slow path says so, and the call goes to the real function with
  * nothing else done. */
 #define GT_ENTER_ANY(sym, notfound, args)                                                          \

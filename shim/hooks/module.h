@@ -5,6 +5,9 @@
 #ifndef GT_SHIM_HOOKS_MODULE_H
 #define GT_SHIM_HOOKS_MODULE_H
 
+#include <stdint.h>
+
+#include "event.h"
 #include "hook.h"
 
 /* An image in memory (PTX text, cubin, fat binary or nvcc's wrapper). */

@@ -7,6 +7,7 @@
 #define GT_SHIM_RT_DECLS_H
 
 #include <cuda_runtime_api.h>
+#include <stddef.h>
 
 /* crt/device_functions.h, crt/host_runtime.h */
 cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,

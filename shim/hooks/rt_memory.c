@@ -2,7 +2,7 @@
  * driver call under each (call.c); what is described here stands in only
  * when no driver call was seen. The host-memory registry is fed at the
  * driver level, where every runtime allocation lands. */
-#include "memory.h"
+#include "alloc_hook.h"
 #include "rt_decls.h"
 
 /* Memory in use is followed outside capture windows too (capture.h). */

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/diff.h"
-#include "report/load.h"
-#include "report/merge.h"
+#include "diff.h"
+#include "load.h"
+#include "merge.h"
 
 /* Where the writers write: nowhere, through a real FILE. */
 static FILE *sink(void)

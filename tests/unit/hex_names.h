@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/strtab.h"
+#include "strtab.h"
 
 static inline int hex_value(char c)
 {

@@ -13,7 +13,7 @@
 
 #include <zlib.h>
 
-#include "report/pb.h"
+#include "pb.h"
 
 typedef struct field {
     uint32_t num;

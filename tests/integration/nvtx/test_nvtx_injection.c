@@ -7,13 +7,24 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <wchar.h>
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "active_copy.h"
+#include "clock.h"
+#include "config.h"
+#include "event.h"
+#include "log.h"
+#include "pipeline.h"
+#include "process.h"
+#include "record.h"
+#include "settings.h"
+#include "strtab.h"
 #include "nvtx_internal.h"
 
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);

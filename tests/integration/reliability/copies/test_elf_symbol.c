@@ -1,4 +1,4 @@
-/* The shim's own symbol lookup in a loaded object (shim/elf_symbol.c),
+/* The shim's own symbol lookup in a loaded object (shim/intercept/elf_symbol.c),
  * which stands in for dlsym/dlvsym where the loader must not be entered:
  * its answers are glibc's, for versioned and plain names, and nothing for
  * a name or version the object does not define. */

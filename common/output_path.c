@@ -1,0 +1,198 @@
+#include "output_path.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_VAR_NAME 255u
+
+static const char *const format_names[GT_OUTPUT_FORMAT_COUNT] = {"text", "json", "csv", "chrome",
+                                                                 "perfetto"};
+static const char *const extensions[GT_OUTPUT_FORMAT_COUNT] = {".txt", ".json", ".csv",
+                                                               ".trace.json", ".pftrace"};
+
+const char *gt_output_format_name(enum gt_output_format f)
+{
+    return (unsigned)f < GT_OUTPUT_FORMAT_COUNT ? format_names[f] : "unknown";
+}
+
+const char *gt_output_extension(enum gt_output_format f)
+{
+    return (unsigned)f < GT_OUTPUT_FORMAT_COUNT ? extensions[f] : "";
+}
+
+/* A bounded string being built; `full` once anything did not fit. */
+typedef struct path_builder {
+    char *out;
+    size_t limit; /* bytes usable, the NUL included */
+    size_t len;
+    bool full;
+} path_builder;
+
+static void builder_init(path_builder *b, char *out, size_t cap)
+{
+    b->out = out;
+    b->limit = cap < PATH_MAX ? cap : PATH_MAX;
+    b->len = 0;
+    b->full = cap == 0;
+    if (cap) out[0] = '\0';
+}
+
+static void append(path_builder *b, const char *s, size_t n)
+{
+    if (b->full || n >= b->limit - b->len) {
+        b->full = true;
+        return;
+    }
+    memcpy(b->out + b->len, s, n);
+    b->len += n;
+    b->out[b->len] = '\0';
+}
+
+static void append_str(path_builder *b, const char *s)
+{
+    if (s) append(b, s, strlen(s));
+}
+
+static int builder_result(path_builder *b)
+{
+    if (!b->full) return 0;
+    if (b->limit) b->out[0] = '\0';
+    return -1;
+}
+
+/* At p: "{NAME}" with 0 < len(NAME) <= MAX_VAR_NAME. Copies NAME into name
+ * and returns the length consumed, or 0 when malformed. */
+static size_t parse_var(const char *p, char name[MAX_VAR_NAME + 1])
+{
+    if (p[0] != '{') return 0;
+    const char *close = strchr(p + 1, '}');
+    size_t n = close ? (size_t)(close - p - 1) : 0;
+    if (n == 0 || n > MAX_VAR_NAME) return 0;
+    memcpy(name, p + 1, n);
+    name[n] = '\0';
+    return n + 2;
+}
+
+int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
+                     char *out, size_t cap)
+{
+    path_builder b;
+    builder_init(&b, out, cap);
+    for (const char *p = tmpl; *p;) {
+        const char *pct = strchr(p, '%');
+        if (!pct) {
+            append_str(&b, p);
+            break;
+        }
+        append(&b, p, (size_t)(pct - p));
+        char c = pct[1];
+        p = pct + 2;
+        if (c == '%') {
+            append(&b, "%", 1);
+        } else if (c == 'p') {
+            char num[24];
+            snprintf(num, sizeof(num), "%d", pid);
+            append_str(&b, num);
+        } else if (c == 'h') {
+            append_str(&b, host);
+        } else if (c == 'q') {
+            char name[MAX_VAR_NAME + 1];
+            size_t used = parse_var(p, name);
+            if (used)
+                append_str(&b, get ? get(name) : NULL);
+            else
+                append(&b, "%q", 2);
+            p += used;
+        } else {
+            /* A trailing '%' or an unknown letter is ordinary text. */
+            append(&b, "%", 1);
+            p = pct + 1;
+        }
+    }
+    return builder_result(&b);
+}
+
+bool gt_output_relative(const char *tmpl, int pid, const char *host,
+                        const char *(*get)(const char *))
+{
+    char probe[PATH_MAX];
+    /* A template too long to expand is refused when the files are named. */
+    return gt_output_expand(tmpl, pid, host, get, probe, sizeof probe) == 0 && probe[0] != '/';
+}
+
+int gt_output_anchor(const char *tmpl, const char *dir, char *out, size_t cap)
+{
+    path_builder b;
+    builder_init(&b, out, cap);
+    for (const char *p = dir; *p; p++)
+        append(&b, *p == '%' ? "%%" : p, *p == '%' ? 2 : 1);
+    if (!dir[0] || dir[strlen(dir) - 1] != '/') append(&b, "/", 1);
+    append_str(&b, tmpl);
+    return builder_result(&b);
+}
+
+int gt_output_file_name(const char *base, enum gt_output_format f, char *out, size_t cap)
+{
+    path_builder b;
+    builder_init(&b, out, cap);
+    append_str(&b, base);
+    append_str(&b, gt_output_extension(f));
+    return builder_result(&b);
+}
+
+/* Keeps the reason for the first failure. */
+static void fail(char *err, size_t errcap, const char *path, const char *what, int errnum)
+{
+    if (!err || errcap == 0) return;
+    if (errnum)
+        snprintf(err, errcap, "%s: %s: %s", path, what, strerror(errnum));
+    else
+        snprintf(err, errcap, "%s: %s", path, what);
+}
+
+/* Writes the whole file at tmp; 0, or the errno of the failure (EIO when
+ * none was set) with *what saying which step failed. */
+static int write_temporary(const char *tmp, int (*write_fn)(FILE *, void *), void *arg,
+                           const char **what)
+{
+    FILE *f = fopen(tmp, "we"); /* 'e': close-on-exec, so no child inherits it */
+    if (!f) {
+        *what = "cannot create the temporary file";
+        return errno ? errno : EIO;
+    }
+    errno = 0;
+    bool ok = write_fn(f, arg) == 0 && fflush(f) == 0 && !ferror(f);
+    int failure = ok ? 0 : errno ? errno : EIO;
+    if (fclose(f) != 0 && ok) failure = errno ? errno : EIO;
+    if (failure) *what = "write failed";
+    return failure;
+}
+
+int gt_output_write(const char *path, int (*write_fn)(FILE *out, void *arg), void *arg, char *err,
+                    size_t errcap)
+{
+    int saved_errno = errno;
+    char tmp[PATH_MAX];
+    int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+    if (n < 0 || (size_t)n >= sizeof(tmp)) {
+        fail(err, errcap, path, "path too long", 0);
+        errno = saved_errno;
+        return -1;
+    }
+    const char *what = NULL;
+    int failure = write_temporary(tmp, write_fn, arg, &what);
+    if (!failure && rename(tmp, path) != 0) {
+        failure = errno;
+        what = "cannot replace the file";
+    }
+    if (failure) {
+        unlink(tmp);
+        fail(err, errcap, path, what, failure);
+    }
+    errno = saved_errno;
+    return failure ? -1 : 0;
+}

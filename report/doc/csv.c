@@ -1,0 +1,149 @@
+/* The CSV report (SPEC §7): a header, then one record per table row of
+ * every enabled category, in report order. RFC 4180: records end with
+ * CRLF, the name is always quoted (quotes doubled), ill-formed UTF-8 is
+ * replaced by U+FFFD. A field that does not apply to a row is empty:
+ * time fields and gbps of a row with no measured time, bytes outside
+ * transfers, compile and module rows, gbps outside transfers. The memory category
+ * has two records per device: "GPU N" (calls = allocations, bytes =
+ * peak) and "GPU N leaked" (calls and bytes still allocated at exit);
+ * pinned host memory is "host pinned". NVTX marks follow the NVTX rows as
+ * category "nvtx_mark" (see write_marks). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "csv.h"
+#include "event.h"
+#include "nvtx_marks.h"
+#include "report.h"
+#include "utf8.h"
+
+#define CSV_HEADER                                                                                 \
+    "category,name,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,first_ns,rest_avg_ns,"     \
+    "bytes,gbps\r\n"
+
+void gt_csv_write_name(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s), plain = 0; /* p[i - plain, i): not yet written, needs no change */
+    fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        bool valid = true;
+        size_t n = p[i] < 0x80 ? 1 : gt_utf8_sequence(p + i, len - i, &valid);
+        if (valid && p[i] != '"') {
+            plain += n;
+            i += n;
+            continue;
+        }
+        fwrite(p + i - plain, 1, plain, out);
+        plain = 0;
+        fputs(valid ? "\"\"" : GT_UTF8_REPLACEMENT, out);
+        i += n;
+    }
+    fwrite(p + len - plain, 1, plain, out);
+    fputc('"', out);
+}
+
+static bool has_bytes(enum gt_category c)
+{
+    return c == GT_CAT_MEMCPY || c == GT_CAT_MEMSET || c == GT_CAT_COMPILE || c == GT_CAT_MODULE;
+}
+
+static void write_row(FILE *out, enum gt_category c, const gt_row *row, const char *label)
+{
+    fprintf(out, "%s,", gt_category_name(c));
+    gt_csv_write_name(out, label);
+    fprintf(out, ",%" PRIu64, row->calls);
+    gt_stats_summary st;
+    gt_stats_summarize(&row->time, &st);
+    if (st.count)
+        fprintf(out,
+                ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64,
+                st.total, st.avg, st.med, st.min, st.max, st.stddev, st.first, st.rest_avg);
+    else
+        fputs(",,,,,,,,", out);
+    if (has_bytes(c))
+        fprintf(out, ",%" PRIu64, row->bytes);
+    else
+        fputc(',', out);
+    if ((c == GT_CAT_MEMCPY || c == GT_CAT_MEMSET) && st.count)
+        fprintf(out, ",%.3f\r\n", gt_row_gbps(row));
+    else
+        fputs(",\r\n", out);
+}
+
+static int write_table(FILE *out, const gt_report *r, enum gt_category c)
+{
+    size_t n = 0;
+    gt_sorted_row *rows = gt_report_sorted_rows(r, c, &n);
+    int rc = !rows && r->tables[c].nrows ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        char *label = gt_row_label(r, c, rows[i].row);
+        if (!label) {
+            rc = -1;
+            continue;
+        }
+        write_row(out, c, rows[i].row, label);
+        free(label);
+    }
+    free(rows);
+    return rc;
+}
+
+static void write_memory(FILE *out, const gt_memory *m)
+{
+    for (uint32_t i = 0; i < m->ndevices; i++) {
+        const gt_mem_device *d = &m->devices[i];
+        char name[32];
+        if (d->device == GT_MEM_HOST_DEVICE)
+            snprintf(name, sizeof name, "host pinned");
+        else
+            snprintf(name, sizeof name, "GPU %d", (int)d->device);
+        fprintf(out, "memory,\"%s\",%" PRIu64 ",,,,,,,,,%" PRIu64 ",\r\n", name, d->allocs,
+                d->peak_bytes);
+        fprintf(out, "memory,\"%s leaked\",%" PRIu64 ",,,,,,,,,%" PRIu64 ",\r\n", name,
+                d->live_allocs, d->current_bytes);
+    }
+}
+
+/* A mark is an instant: its row has the count, and the first and the
+ * last mark's times since the process start as min_ns and max_ns. */
+static int write_marks(FILE *out, const gt_report *r, const gt_process_info *p)
+{
+    uint64_t start = p ? p->start_ns : 0;
+    size_t n = 0;
+    const gt_nvtx_mark **marks = gt_nvtx_marks_sorted(&r->marks, &n);
+    int rc = !marks && r->marks.n ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        char *label = gt_nvtx_label(r, marks[i]->domain, marks[i]->name);
+        if (!label) {
+            rc = -1;
+            continue;
+        }
+        fputs("nvtx_mark,", out);
+        gt_csv_write_name(out, label);
+        fprintf(out, ",%" PRIu64 ",,,,%" PRIu64 ",%" PRIu64 ",,,,,\r\n", marks[i]->count,
+                marks[i]->first > start ? marks[i]->first - start : 0,
+                marks[i]->last > start ? marks[i]->last - start : 0);
+        free(label);
+    }
+    free(marks);
+    return rc;
+}
+
+int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out)
+{
+    int rc = 0;
+    fputs(CSV_HEADER, out);
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
+        if (!gt_report_enabled(r, c)) continue;
+        if (c == GT_CAT_MEMORY)
+            write_memory(out, &r->memory);
+        else if (write_table(out, r, c) != 0)
+            rc = -1;
+        if (c == GT_CAT_NVTX && write_marks(out, r, p) != 0) rc = -1;
+    }
+    return ferror(out) ? -1 : rc;
+}

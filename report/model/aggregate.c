@@ -1,0 +1,236 @@
+/* Folding records into the tables (SPEC §4, §6).
+ *
+ * A record whose call failed (result != 0) counts in `api` (as an error),
+ * `compile` (as not ok) and `sync` (the host was still blocked); the other
+ * categories describe work that happened, so they skip it. Records flagged
+ * GT_EVF_NESTED repeat a call already recorded one level up: they count as
+ * events and nothing else. Records flagged GT_EVF_UNCAPTURED were made
+ * outside a capture window: they are not events, and count only towards
+ * memory in use. */
+#include "advice.h"
+#include "aggregate.h"
+#include "event.h"
+#include "gpu_busy.h"
+#include "memory_table.h"
+#include "nvtx_marks.h"
+#include "nvtx_table.h"
+#include "report.h"
+#include "settings.h"
+#include "stats.h"
+#include "table.h"
+
+static uint64_t host_ns(const gt_event *ev)
+{
+    return ev->host_end > ev->host_start ? ev->host_end - ev->host_start : 0;
+}
+
+/* The interval that stands for a record's GPU work: its GPU times, or its
+ * host times when GPU timing is off. Captured work has none: it runs later,
+ * as part of a graph. */
+static bool work_interval(const gt_report *r, const gt_event *ev, uint64_t *start, uint64_t *end)
+{
+    if (ev->flags & GT_EVF_CAPTURED) return false;
+    if (ev->flags & GT_EVF_GPU_TIMED) {
+        *start = ev->gpu_start;
+        *end = ev->gpu_end > ev->gpu_start ? ev->gpu_end : ev->gpu_start;
+        return true;
+    }
+    if (r->opt.gpu_timing != GT_GPU_TIMING_OFF) return false;
+    *start = ev->host_start;
+    *end = ev->host_start + host_ns(ev);
+    return true;
+}
+
+static gt_row *row_of(gt_report *r, enum gt_category c, uint32_t f0, uint32_t f1, uint32_t f2)
+{
+    gt_row_key key = {{f0, f1, f2, 0}};
+    return gt_table_row(&r->tables[c], &key);
+}
+
+/* kernel, memcpy, memset: one call, its bytes and its work time. */
+static void add_work_row(gt_report *r, gt_row *row, const gt_event *ev)
+{
+    if (!row) return;
+    row->calls++;
+    row->bytes += ev->bytes;
+    uint64_t start, end;
+    if (work_interval(r, ev, &start, &end)) {
+        gt_stats_add(&row->time, end - start);
+        row->timed_bytes += ev->bytes;
+    }
+}
+
+static void add_kernel(gt_report *r, const gt_event *ev)
+{
+    gt_row *row = row_of(r, GT_CAT_KERNEL, ev->name, ev->kind == GT_EV_GRAPH, 0);
+    add_work_row(r, row, ev);
+    if (row) row->api_ns_total += host_ns(ev);
+}
+
+static void add_memcpy(gt_report *r, const gt_event *ev)
+{
+    bool async = (ev->flags & GT_EVF_ASYNC) != 0;
+    add_work_row(r, row_of(r, GT_CAT_MEMCPY, ev->u.copy.dir, ev->u.copy.host_mem, async), ev);
+}
+
+static void add_memset(gt_report *r, const gt_event *ev)
+{
+    add_work_row(r, row_of(r, GT_CAT_MEMSET, (ev->flags & GT_EVF_ASYNC) != 0, 0, 0), ev);
+}
+
+/* compile, module, sync, api: one call and its host time. */
+static gt_row *add_host_row(gt_row *row, const gt_event *ev)
+{
+    if (!row) return NULL;
+    row->calls++;
+    gt_stats_add(&row->time, host_ns(ev));
+    return row;
+}
+
+static void add_compile(gt_report *r, const gt_event *ev)
+{
+    gt_row *row = add_host_row(row_of(r, GT_CAT_COMPILE, ev->api, ev->name, ev->result == 0), ev);
+    if (!row) return;
+    row->bytes += ev->bytes;
+    row->firsts += ev->u.compile.first != 0;
+}
+
+static void add_module(gt_report *r, const gt_event *ev)
+{
+    gt_row *row = add_host_row(row_of(r, GT_CAT_MODULE, ev->api, ev->u.module.image_kind, 0), ev);
+    if (row) row->bytes += ev->bytes;
+}
+
+static void add_api(gt_report *r, const gt_event *ev)
+{
+    gt_row *row = add_host_row(row_of(r, GT_CAT_API, ev->api, 0, 0), ev);
+    if (row && ev->result != 0) gt_row_add_error(row, ev->error, ev->result);
+}
+
+static bool is_gpu_work(uint8_t kind)
+{
+    return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
+           kind == GT_EV_MEMSET;
+}
+
+static void add_gpu_work(gt_report *r, const gt_event *ev)
+{
+    if ((ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED)
+        gt_gpu_busy_add(&r->busy, ev->gpu_start, ev->gpu_end);
+    uint64_t start, end;
+    if (gt_report_enabled(r, GT_CAT_NVTX) && work_interval(r, ev, &start, &end))
+        gt_nvtx_gpu_work(&r->nvtx, ev->tid, ev->host_start, start, end);
+}
+
+static void add_category(gt_report *r, const gt_event *ev)
+{
+    bool ok = ev->result == 0;
+    switch ((enum gt_event_kind)ev->kind) {
+    case GT_EV_KERNEL:
+    case GT_EV_GRAPH:
+        if (ok && gt_report_enabled(r, GT_CAT_KERNEL)) add_kernel(r, ev);
+        break;
+    case GT_EV_MEMCPY:
+        if (ok && gt_report_enabled(r, GT_CAT_MEMCPY)) add_memcpy(r, ev);
+        break;
+    case GT_EV_MEMSET:
+        if (ok && gt_report_enabled(r, GT_CAT_MEMSET)) add_memset(r, ev);
+        break;
+    case GT_EV_ALLOC:
+    case GT_EV_FREE:
+    case GT_EV_CTX_END:
+        if (ok && gt_report_enabled(r, GT_CAT_MEMORY)) gt_memory_add(&r->memory, ev);
+        break;
+    case GT_EV_COMPILE:
+        if (gt_report_enabled(r, GT_CAT_COMPILE)) add_compile(r, ev);
+        break;
+    case GT_EV_MODULE:
+        if (ok && gt_report_enabled(r, GT_CAT_MODULE)) add_module(r, ev);
+        break;
+    case GT_EV_SYNC:
+        if (gt_report_enabled(r, GT_CAT_SYNC))
+            add_host_row(row_of(r, GT_CAT_SYNC, ev->api, 0, 0), ev);
+        break;
+    case GT_EV_NVTX_PUSH:
+    case GT_EV_NVTX_POP:
+    case GT_EV_NVTX_START:
+    case GT_EV_NVTX_END:
+        if (gt_report_enabled(r, GT_CAT_NVTX)) gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        break;
+    case GT_EV_NVTX_MARK:
+        if (!gt_report_enabled(r, GT_CAT_NVTX)) break;
+        gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        gt_nvtx_marks_add(&r->marks, ev);
+        break;
+    case GT_EV_NONE:
+    case GT_EV_API:
+    case GT_EV_THREAD_NAME:
+    case GT_EV_KIND_COUNT:
+        break;
+    }
+}
+
+/* A record made outside a capture window: not an event of the report; an
+ * allocation, a free or a context's end only moves the memory in use
+ * (memory.c). */
+static void add_uncaptured(gt_report *r, const gt_event *ev)
+{
+    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
+    if (memory && ev->result == 0 && !(ev->flags & GT_EVF_NESTED) &&
+        gt_report_enabled(r, GT_CAT_MEMORY))
+        gt_memory_add(&r->memory, ev);
+}
+
+void gt_report_add(gt_report *r, const gt_event *ev)
+{
+    if (ev->flags & GT_EVF_UNCAPTURED) {
+        add_uncaptured(r, ev);
+        return;
+    }
+    r->events++;
+    if (ev->flags & GT_EVF_NESTED) return;
+    gt_advice_add(&r->advice, ev);
+    /* Most programs have no NVTX range open: skip the call then. */
+    if (r->nvtx.nthreads && gt_report_enabled(r, GT_CAT_NVTX))
+        gt_nvtx_observe(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+    if (is_gpu_work(ev->kind)) add_gpu_work(r, ev);
+    add_category(r, ev);
+    /* A blocking copy or memset is also time the host spent waiting. */
+    if ((ev->flags & GT_EVF_BLOCKING) && ev->kind != GT_EV_SYNC &&
+        gt_report_enabled(r, GT_CAT_SYNC))
+        add_host_row(row_of(r, GT_CAT_SYNC, ev->api, 0, 0), ev);
+    if (ev->api && gt_report_enabled(r, GT_CAT_API)) add_api(r, ev);
+}
+
+void gt_report_add_after_cut(gt_report *r, const gt_event *ev)
+{
+    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
+    if (memory && !(ev->flags & GT_EVF_NESTED)) add_category(r, ev);
+}
+
+unsigned gt_report_key_strings(enum gt_category c)
+{
+    switch (c) {
+    case GT_CAT_KERNEL:
+    case GT_CAT_MODULE:
+    case GT_CAT_SYNC:
+    case GT_CAT_API:
+        return 0x1u;
+    case GT_CAT_COMPILE:
+    case GT_CAT_NVTX:
+        return 0x3u;
+    case GT_CAT_MEMCPY:
+    case GT_CAT_MEMSET:
+    case GT_CAT_MEMORY:
+    case GT_CAT_COUNT:
+        break;
+    }
+    return 0;
+}
+
+gt_sorted_row *gt_report_sorted_rows(const gt_report *r, enum gt_category c, size_t *n)
+{
+    *n = 0;
+    if ((unsigned)c >= GT_CAT_COUNT) return NULL;
+    return gt_table_sorted(&r->tables[c], r->names, gt_report_key_strings(c), n);
+}

@@ -1,0 +1,150 @@
+/* The `nvtx` category: ranges per (domain, name) with their wall time and
+ * the GPU time of the work issued inside them.
+ *
+ * Push/pop ranges form a stack per thread and domain; records of one
+ * thread arrive in that thread's order, so the GPU work a thread records
+ * while a range is open is the range's. Only the innermost frame of each
+ * stack accumulates; a closing frame hands its totals to the frame below,
+ * so each GPU record costs one update per domain in use on its thread.
+ * Start/end ranges are matched by range id across threads; they enclose
+ * the starting thread's GPU work that began before the end, and are
+ * settled once that thread's records pass the end time (or at the end).
+ *
+ * Ranges nest and overlap, so the rows' times do too: a total over rows
+ * would count a nested range's time once per enclosing range, and a row's
+ * own total counts a recursive range twice. So the time ranges were open
+ * is also kept with overlaps counted once (nvtx_cover.c): open_ns, the
+ * time each thread had any range open, summed over threads, and each
+ * row's open_ns, the time each thread had a range of that row open; the
+ * row's share of the whole never passes 100%. */
+#ifndef GT_NVTX_TABLE_H
+#define GT_NVTX_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "idmap.h"
+#include "table.h"
+
+#define GT_NVTX_MAX_DEPTH 128u         /* push ranges deeper than this are counted, not timed */
+#define GT_NVTX_MAX_OPEN_RANGES 65536u /* start/end ranges open at once */
+#define GT_NVTX_PENDING_ENDS 4096u     /* ends waiting for their start */
+
+/* What a range has enclosed so far. */
+typedef struct gt_nvtx_work {
+    uint64_t gpu_ns;
+    uint64_t first_start;
+    uint64_t last_end;
+    bool any;
+} gt_nvtx_work;
+
+typedef struct gt_nvtx_frame {
+    int32_t row;
+    uint64_t start;
+    gt_nvtx_work work;
+} gt_nvtx_frame;
+
+typedef struct gt_nvtx_stack {
+    uint32_t domain;
+    uint32_t depth;
+    uint32_t capacity;
+    uint32_t overflow; /* pushes past GT_NVTX_MAX_DEPTH not yet popped */
+    gt_nvtx_frame *frames;
+} gt_nvtx_stack;
+
+typedef struct gt_nvtx_range {
+    uint64_t id;
+    uint32_t tid; /* the starting thread */
+    int32_t row;
+    uint64_t start;
+    uint64_t end;
+    bool ended;
+    gt_nvtx_work work;
+    uint32_t next_free; /* while the slot is free: the next free slot + 1 */
+} gt_nvtx_range;
+
+/* A thread with open ranges; forgotten when it has none. */
+typedef struct gt_nvtx_thread {
+    uint32_t tid;
+    uint32_t nstacks;
+    gt_nvtx_stack *stacks;
+    uint32_t nranges; /* start/end ranges this thread started, not yet settled */
+    uint32_t ended;   /* of which ended by some thread */
+    uint32_t *ranges; /* indices into gt_nvtx.ranges */
+    uint32_t ranges_capacity;
+} gt_nvtx_thread;
+
+typedef struct gt_nvtx_pending_end {
+    uint64_t id;
+    uint64_t time;
+} gt_nvtx_pending_end;
+
+/* Ranges open under one key (a thread, or a thread and a row). */
+typedef struct gt_nvtx_cover {
+    uint32_t open;      /* ranges open now */
+    uint32_t next_free; /* while the slot is free: the next free slot + 1 */
+    uint64_t since;     /* when the first of them opened */
+    uint64_t until;     /* the latest close so far */
+} gt_nvtx_cover;
+
+/* Anomalies, reported beside the table. */
+typedef struct gt_nvtx_counts {
+    uint64_t marks;
+    uint64_t unbalanced_pops; /* pops with no open push range */
+    uint64_t open_at_exit;    /* closed at the process end time */
+    uint64_t unmatched_ends;  /* ends whose start never came */
+    uint64_t too_deep;        /* pushes past GT_NVTX_MAX_DEPTH */
+    uint64_t untracked;       /* ranges past the caps or out of memory */
+} gt_nvtx_counts;
+
+typedef struct gt_nvtx {
+    gt_nvtx_thread *threads;
+    uint32_t nthreads;
+    uint32_t threads_capacity;
+    gt_idmap thread_index; /* tid -> threads[] */
+
+    gt_nvtx_range *ranges; /* slots of open start/end ranges */
+    uint32_t nslots;
+    uint32_t slots_capacity;
+    uint32_t open_ranges;
+    uint32_t free_slot;   /* a free slot + 1, 0 none */
+    gt_idmap range_index; /* range id -> ranges[] */
+
+    gt_nvtx_pending_end *pending;
+    uint32_t npending;
+    uint32_t pending_capacity;
+    gt_idmap pending_index; /* range id -> pending[] */
+
+    gt_nvtx_cover *covers;
+    uint32_t ncovers;
+    uint32_t covers_capacity;
+    uint32_t free_cover;  /* a free slot + 1, 0 none */
+    gt_idmap cover_index; /* tid << 32 | row (UINT32_MAX: the thread) -> covers[] */
+
+    gt_nvtx_counts counts;
+    uint64_t open_ns; /* time threads had a range open, summed over threads */
+} gt_nvtx;
+
+/* An NVTX record (push, pop, start, end, mark) into the rows of `table`. */
+void gt_nvtx_add(gt_nvtx *n, gt_table *table, const gt_event *ev);
+
+/* Called for every record of a thread before it is folded elsewhere:
+ * settles the start/end ranges of the thread that ended before it. */
+void gt_nvtx_observe(gt_nvtx *n, gt_table *table, const gt_event *ev);
+
+/* GPU work [start, end) recorded by thread tid at host_start. */
+void gt_nvtx_gpu_work(gt_nvtx *n, uint32_t tid, uint64_t host_start, uint64_t start, uint64_t end);
+
+/* Closes everything still open at end_ns and settles what is waiting. */
+void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns);
+void gt_nvtx_free(gt_nvtx *n);
+
+/* nvtx_cover.c: a range of `row` opens or closes on thread tid at t (the
+ * starting thread, for a start/end range). A close adds to the row's
+ * open_ns and to n->open_ns what became covered. */
+void gt_nvtx_cover_open(gt_nvtx *n, uint32_t tid, int32_t row, uint64_t t);
+void gt_nvtx_cover_close(gt_nvtx *n, gt_table *table, uint32_t tid, int32_t row, uint64_t t);
+void gt_nvtx_cover_free(gt_nvtx *n);
+
+#endif

@@ -1,0 +1,74 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "aggregate.h"
+#include "event.h"
+#include "gpu_busy.h"
+#include "loaded.h"
+#include "memory_table.h"
+#include "nvtx_marks.h"
+#include "nvtx_table.h"
+#include "settings.h"
+#include "strtab.h"
+#include "table.h"
+
+gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names)
+{
+    gt_report *r = calloc(1, sizeof(*r));
+    if (!r) return NULL;
+    if (opt)
+        r->opt = *opt;
+    else
+        r->opt = (gt_report_options){.categories = GT_CAT_ALL,
+                                     .verbosity = GT_VERB_DEFAULT,
+                                     .gpu_timing = GT_GPU_TIMING_EVENTS};
+    r->names = names;
+    return r;
+}
+
+void gt_report_destroy(gt_report *r)
+{
+    if (!r) return;
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++)
+        gt_table_free(&r->tables[c]);
+    gt_memory_free(&r->memory);
+    gt_nvtx_free(&r->nvtx);
+    gt_nvtx_marks_free(&r->marks);
+    gt_gpu_busy_free(&r->busy);
+    gt_loaded_free(r->loaded);
+    free(r);
+}
+
+gt_report_options gt_report_get_options(const gt_report *r)
+{
+    return r->opt;
+}
+
+void gt_report_set_options(gt_report *r, const gt_report_options *opt)
+{
+    r->opt = *opt;
+}
+
+void gt_report_set_counts(gt_report *r, const gt_report_counts *c)
+{
+    r->dropped = c->dropped;
+    r->late = c->late;
+    r->late_gpu_work = c->late_gpu_work;
+    r->gpu_pending = c->gpu_pending;
+}
+
+void gt_report_set_gpu_timing_off(gt_report *r, const char *reason)
+{
+    snprintf(r->gpu_timing_off, sizeof r->gpu_timing_off, "%s", reason ? reason : "");
+}
+
+uint64_t gt_report_event_count(const gt_report *r)
+{
+    return r->events;
+}
+
+void gt_report_finish(gt_report *r, uint64_t end_ns)
+{
+    gt_nvtx_finish(&r->nvtx, &r->tables[GT_CAT_NVTX], end_ns);
+    gt_memory_finish(&r->memory);
+}

@@ -1,0 +1,101 @@
+/* Comparing two reports (gputrace diff): rows matched by their key
+ * (kernel name and graph flag; copy direction, host memory and async;
+ * memset async; compile api, program and success; module api and image
+ * kind; sync and api entry point; NVTX domain and name), with the calls,
+ * total and average before and after and the change of the total in %.
+ *
+ * Verdicts: `new` (only in the new report), `gone` (only in the base),
+ * `slower` / `faster` when the total changed by more than the threshold,
+ * `same` otherwise. A slower or new row fails the gate (diff exits 1)
+ * unless its new total is below min_ns: time the base did not spend is
+ * time added, whether a row grew or appeared. NVTX marks are matched
+ * by domain and name after the NVTX rows (category "nvtx_mark"): they
+ * have counts, no time, so they are new, gone or the same and never fail
+ * the gate. Memory devices are not compared. */
+#ifndef GT_DIFF_H
+#define GT_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+#include "report.h"
+
+#define GT_DIFF_DEFAULT_THRESHOLD_PCT 5.0
+
+enum gt_diff_verdict {
+    GT_DIFF_SLOWER,
+    GT_DIFF_NEW,
+    GT_DIFF_FASTER,
+    GT_DIFF_GONE,
+    GT_DIFF_SAME,
+    GT_DIFF_VERDICTS
+};
+
+typedef struct gt_diff_options {
+    double threshold_pct; /* a change within +-threshold is the same */
+    uint64_t min_ns;      /* rows with a smaller new total never fail the gate */
+    unsigned categories;  /* GT_CAT_BIT mask of the categories compared */
+} gt_diff_options;
+
+/* One side of a row: what a report says of it (zero when absent). */
+typedef struct gt_diff_side {
+    bool present;
+    uint64_t calls;
+    uint64_t timed; /* calls with a time: the average's count */
+    uint64_t total;
+    uint64_t avg;
+} gt_diff_side;
+
+typedef struct gt_diff_row {
+    enum gt_category cat;
+    bool mark;  /* an NVTX mark (cat is GT_CAT_NVTX): calls are its count */
+    char *name; /* the row's label, as in the summary */
+    gt_diff_side before, after;
+    enum gt_diff_verdict verdict;
+    double change_pct; /* of the total; NaN when the base total is 0 */
+    bool fails;        /* counts against the gate */
+} gt_diff_row;
+
+/* What the header compares. */
+typedef struct gt_diff_run {
+    const char *file;
+    const char *command;
+    uint64_t wall_ns;
+    uint64_t gpu_busy_ns;
+    uint64_t events;
+    uint64_t late_events;
+    uint64_t gpu_pending; /* GPU work without GPU time: pending at exit */
+    uint64_t nvtx_open_ns;
+} gt_diff_run;
+
+typedef struct gt_diff {
+    gt_diff_options opt;
+    gt_diff_run base, next;
+    gt_diff_row *rows; /* by category, then by how much the total moved */
+    size_t nrows;
+    size_t count[GT_DIFF_VERDICTS];
+    size_t failing;
+} gt_diff;
+
+/* Compares two reports whose names share one string table (the keys
+ * then compare as they are). 0, or -1 when out of memory. */
+int gt_diff_reports(const gt_report *base, const gt_report *next, const char *base_file,
+                    const char *next_file, const gt_diff_options *opt, gt_diff *out);
+void gt_diff_free(gt_diff *d);
+
+const char *gt_diff_verdict_name(enum gt_diff_verdict v);
+
+/* The category a row is shown under: "nvtx_mark" for marks. */
+const char *gt_diff_row_category(const gt_diff_row *r);
+
+/* Text: the header, the verdict, and per category a table of the rows
+ * that changed (every row when all is set). JSON and CSV: every row.
+ * Each returns 0, or -1 after a write error. */
+int gt_diff_write_text(const gt_diff *d, bool all, FILE *out);
+int gt_diff_write_json(const gt_diff *d, FILE *out);
+int gt_diff_write_csv(const gt_diff *d, FILE *out);
+
+#endif

@@ -1,0 +1,88 @@
+/* dlsym interposition (DESIGN §2, §3).
+ *
+ * Programs that load the driver themselves (and the CUDA runtime, static or
+ * shared) find its entry points with dlsym(handle, "cuX"). The shim's dlsym
+ * asks glibc's, and when the answer is libcuda.so.1's own export of a name
+ * the shim wraps, returns that variant's wrapper instead; the runtime's
+ * exports likewise when the answer is the definition the shim's runtime
+ * wrappers call. A compiler library's function (NVRTC, NVVM, nvJitLink)
+ * found in a library the program opened itself becomes the wrapper's real
+ * function (gt_hook_adopt), so Python packages that dlopen NVRTC are seen.
+ * Anything else is glibc's answer, untouched. "glibc's" is the next dlsym
+ * in the chain of interposers (resolve.c): a tool preloaded after the shim
+ * that interposes dlsym too sees every lookup.
+ *
+ * Exported under both symbol versions programs link against: GLIBC_2.34
+ * (glibc 2.34 moved dlsym into libc) and the architecture's first glibc
+ * version (older programs, dlsym from libdl). See gputrace.map.in.
+ *
+ * glibc's dlsym looks at its caller for RTLD_NEXT (the next object after
+ * the caller) and for RTLD_DEFAULT (the caller's scope). So the entry
+ * points hand those lookups to glibc as tail calls, and the caller glibc
+ * sees stays the program's: the functions are always optimised for that,
+ * whatever the build type. Only a "cu", "nv" or "__nv" name with a real
+ * handle goes through the shim's own code. */
+#include "active_copy.h"
+#include "compiler.h"
+#include "log.h"
+#include "intercept.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+
+/* The lookup, for a name that may be a CUDA entry point. */
+static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, const char *name)
+{
+    void *found = real(handle, name);
+    /* glibc's error stays for dlerror(); an inactive copy hands out no
+     * wrapper (copies.c). */
+    if (!found || !gt_copy_active()) return found;
+    gt_hook *h = gt_hook_find(name);
+    if (!h) return found;
+    int saved = errno;
+    void *mine = NULL;
+    /* A driver name is compared with libcuda.so.1's own export; the shim
+     * never loads the driver for this: if it is not loaded, `found` is not
+     * the driver's. */
+    if (h->lib == GT_LIB_COMPILER)
+        mine = gt_hook_adopt(h, found);
+    else if (h->lib != GT_LIB_DRIVER || gt_cuda_real_loaded(name))
+        mine = gt_hook_global(h);
+    void *answer = mine == found ? h->wrapper : found;
+    if (gt_log_debug_enabled())
+        gt_debug("dlsym(%s) -> %s", name,
+                 answer == found ? "passed through (not the CUDA library's)" : "hooked");
+    /* The lookups above may have left a failure in dlerror(); the program's
+     * own lookup succeeded, and dlerror() must say so. */
+    dlerror();
+    errno = saved;
+    return answer;
+}
+
+/* Driver and runtime names start with "cu"; NVRTC, NVVM and nvJitLink
+ * names with "nv", nvJitLink's versioned ones with "__nv". */
+static inline int maybe_cuda(void *handle, const char *name)
+{
+    if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || !name) return 0;
+    if (name[0] == '_' && name[1] == '_' && name[2] == 'n' && name[3] == 'v') return 1;
+    return (name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v');
+}
+
+/* Both versions: `optimize` keeps the glibc calls tail calls (see above). */
+#define GT_DLSYM_ENTRY(fn)                                                                         \
+    __attribute__((visibility("default"), optimize("O2"))) void *fn(void *handle,                  \
+                                                                    const char *name)              \
+    {                                                                                              \
+        gt_dlsym_fn real = gt_real_dlsym();                                                        \
+        if (GT_UNLIKELY(!real)) return NULL;                                                       \
+        if (GT_LIKELY(!maybe_cuda(handle, name))) return real(handle, name);                       \
+        return lookup(real, handle, name);                                                         \
+    }
+
+void *gt_dlsym_current(void *handle, const char *name);
+void *gt_dlsym_base(void *handle, const char *name);
+__asm__(".symver gt_dlsym_current, dlsym@@GLIBC_2.34");
+__asm__(".symver gt_dlsym_base, dlsym@" GT_GLIBC_BASE_VERSION);
+GT_DLSYM_ENTRY(gt_dlsym_current)
+GT_DLSYM_ENTRY(gt_dlsym_base)

@@ -1,0 +1,275 @@
+/* The report's outputs at the end: the summary on the log (SPEC §5) and
+ * the files of GPUTRACE_OUTPUT x GPUTRACE_FORMAT (SPEC §3). Text, JSON
+ * and CSV are written whole from the report through `writers`; the
+ * Chrome and Perfetto traces have been streamed all along and are
+ * completed here. */
+#include "emit.h"
+
+#include "aggregate.h"
+#include "chrome.h"
+#include "collect.h"
+#include "config.h"
+#include "event.h"
+#include "fd_guard.h"
+#include "log.h"
+#include "memory_table.h"
+#include "nvtx_table.h"
+#include "output_path.h"
+#include "pftrace.h"
+#include "report.h"
+#include "settings.h"
+#include "stream_file.h"
+#include "strtab.h"
+#include "timeline.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int (*report_writer)(const gt_report *r, const gt_process_info *p, FILE *out);
+
+/* The text file is the summary at default verbosity or more, whatever
+ * the log gets (verbosity none keeps the log quiet, not the file). */
+static int write_text(const gt_report *r, const gt_process_info *p, FILE *out)
+{
+    enum gt_verbosity v = r->opt.verbosity > GT_VERB_DEFAULT ? r->opt.verbosity : GT_VERB_DEFAULT;
+    return gt_report_write_summary_at(r, p, v, out);
+}
+
+static const report_writer writers[GT_OUTPUT_FORMAT_COUNT] = {
+    [GT_OUTPUT_TEXT] = write_text,
+    [GT_OUTPUT_JSON] = gt_report_write_json,
+    [GT_OUTPUT_CSV] = gt_report_write_csv,
+};
+
+typedef struct file_job {
+    report_writer write;
+    const gt_report *r;
+    const gt_process_info *p;
+} file_job;
+
+static int run_job(FILE *out, void *arg)
+{
+    const file_job *job = arg;
+    return job->write(job->r, job->p, out);
+}
+
+static const char *env_value(const char *name)
+{
+    return getenv(name);
+}
+
+/* why ("<path>: <reason>") escaped for the terminal, cut to a sane length. */
+static void warn_not_written(const char *why)
+{
+    char shown[GT_SHOWN_VALUE_MAX * 8 + 8];
+    gt_escape(shown, sizeof shown, why, strlen(why), 2 * GT_SHOWN_VALUE_MAX);
+    gt_warn("cannot write the report: %s", shown);
+}
+
+static int expand_base(const gt_config *cfg, int pid, const char *host, char base[GT_PATH_MAX])
+{
+    if (gt_output_expand(cfg->output, pid, host, env_value, base, GT_PATH_MAX) == 0) return 0;
+    char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
+    gt_escape(shown, sizeof shown, cfg->output, strlen(cfg->output), GT_SHOWN_VALUE_MAX);
+    gt_warn("GPUTRACE_OUTPUT '%s': the expanded path is too long; no report file written", shown);
+    return -1;
+}
+
+static int file_path(const char *base, enum gt_output_format f, char *path, size_t cap)
+{
+    if (gt_output_file_name(base, f, path, cap) == 0) return 0;
+    char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
+    gt_escape(shown, sizeof shown, base, strlen(base), GT_SHOWN_VALUE_MAX);
+    gt_warn("'%s%s': path too long; not written", shown, gt_output_extension(f));
+    return -1;
+}
+
+void gt_emit_anchor_output(gt_config *cfg)
+{
+    char host[256] = "", cwd[GT_PATH_MAX], anchored[GT_PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    if (!cfg->output[0] || !gt_output_relative(cfg->output, getpid(), host, env_value)) return;
+    char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
+    gt_escape(shown, sizeof shown, cfg->output, strlen(cfg->output), GT_SHOWN_VALUE_MAX);
+    if (!getcwd(cwd, sizeof cwd)) {
+        gt_warn("GPUTRACE_OUTPUT '%s' is relative and the working directory is unknown (%s): "
+                "the files go to the working directory at exit",
+                shown, strerror(errno));
+    } else if (gt_output_anchor(cfg->output, cwd, anchored, sizeof anchored) != 0) {
+        gt_warn("GPUTRACE_OUTPUT '%s' made absolute is too long: the files go to the working "
+                "directory at exit",
+                shown);
+    } else {
+        memcpy(cfg->output, anchored, strlen(anchored) + 1);
+    }
+}
+
+void gt_emit_prepare_trace(const gt_config *cfg)
+{
+    if (cfg->output[0] &&
+        (cfg->formats & (GT_FMT_BIT(GT_OUTPUT_CHROME) | GT_FMT_BIT(GT_OUTPUT_PERFETTO))))
+        gt_fd_grow_table();
+}
+
+void gt_trace_reset(gt_trace *t)
+{
+    *t = (gt_trace)GT_TRACE_NONE;
+}
+
+static bool streamed_asked(const gt_config *cfg)
+{
+    for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++)
+        if (cfg->formats & GT_FMT_BIT(gt_trace_formats[i].format)) return true;
+    return false;
+}
+
+void gt_emit_start_trace(gt_trace *trace, const gt_config *cfg, const gt_strtab *names,
+                         uint64_t origin_ns, gt_memory *m)
+{
+    if (!cfg->output[0] || !streamed_asked(cfg)) return;
+    char host[256] = "", base[GT_PATH_MAX], path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
+    gethostname(host, sizeof host - 1);
+    int pid = getpid();
+    if (expand_base(cfg, pid, host, base) != 0) return;
+    for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++) {
+        const gt_trace_format *f = &gt_trace_formats[i];
+        if (!(cfg->formats & GT_FMT_BIT(f->format)) ||
+            file_path(base, f->format, path, sizeof path) != 0)
+            continue;
+        if (gt_stream_file_open(&trace->files[i], path, why, sizeof why) != 0) {
+            warn_not_written(why);
+            continue;
+        }
+        trace->writer[i] = f->create(trace->files[i].fd, names, pid, origin_ns, cfg->categories);
+        if (!trace->writer[i]) {
+            gt_warn("no memory for the trace: no %s file", gt_output_extension(f->format));
+            gt_stream_file_discard(&trace->files[i]);
+        } else if (m) {
+            f->follow_memory(trace->writer[i], m);
+        }
+    }
+}
+
+static void destroy_writer(gt_trace *t, int i)
+{
+    if (t->writer[i]) gt_trace_formats[i].destroy(t->writer[i]);
+    t->writer[i] = NULL;
+}
+
+void gt_trace_discard(gt_trace *t)
+{
+    for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++) {
+        destroy_writer(t, i);
+        gt_stream_file_discard(&t->files[i]);
+    }
+}
+
+typedef struct cause_list {
+    char text[512];
+    size_t len;
+} cause_list;
+
+static void add_cause(cause_list *c, uint64_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Appends ", N <cause>" when n is not 0. */
+static void add_cause(cause_list *c, uint64_t n, const char *fmt, ...)
+{
+    if (!n || c->len >= sizeof c->text) return;
+    c->len += (size_t)snprintf(c->text + c->len, sizeof c->text - c->len, "%s%llu ",
+                               c->len ? ", " : "", (unsigned long long)n);
+    if (c->len >= sizeof c->text) return;
+    va_list ap;
+    va_start(ap, fmt);
+    c->len += (size_t)vsnprintf(c->text + c->len, sizeof c->text - c->len, fmt, ap);
+    va_end(ap);
+}
+
+/* Why a trace left events out. */
+static void warn_lost(const gt_trace_format *f, const gt_timeline_losses *l)
+{
+    cause_list c = {.len = 0};
+    add_cause(&c, l->too_deep, "NVTX ranges nested deeper than %u", GT_NVTX_MAX_DEPTH);
+    add_cause(&c, l->ranges,
+              "NVTX ranges past %u start/end ranges open at once or %u (thread, domain) stacks",
+              GT_TIMELINE_MAX_RANGES, GT_TIMELINE_MAX_STACKS);
+    add_cause(&c, l->tracks, "pieces of GPU work on streams past the %uth", GT_TIMELINE_MAX_TRACKS);
+    add_cause(&c, l->threads, "%s past the %uth", f->threads_cap, GT_TIMELINE_MAX_THREADS);
+    add_cause(&c, l->no_memory, "events for want of memory");
+    gt_warn("%s left out %llu events: %s", f->what, (unsigned long long)gt_timeline_losses_total(l),
+            c.text);
+}
+
+/* Ends streamed trace i and puts it at path (NULL: it is dropped). */
+static void complete_trace(gt_trace *trace, int i, const gt_process_info *p, const char *path)
+{
+    const gt_trace_format *f = &gt_trace_formats[i];
+    if (!trace || !trace->writer[i]) return;
+    char why[GT_PATH_MAX + 128];
+    int rc = f->finish(trace->writer[i], p);
+    int failure = errno;
+    gt_timeline_losses lost = *gt_trace_losses(trace->writer[i]);
+    destroy_writer(trace, i);
+    if (!path) {
+        gt_stream_file_discard(&trace->files[i]);
+    } else if (rc != 0) {
+        gt_stream_file_discard(&trace->files[i]);
+        if (failure == EBADF) /* the outbuf's word for a descriptor no longer the file */
+            snprintf(why, sizeof why, "%s: %s", path, GT_STREAM_FILE_TAKEN);
+        else
+            snprintf(why, sizeof why, "%s: write failed: %s", path, strerror(failure));
+        warn_not_written(why);
+    } else if (gt_stream_file_commit(&trace->files[i], path, why, sizeof why) != 0) {
+        warn_not_written(why);
+    } else if (gt_timeline_losses_total(&lost)) {
+        warn_lost(f, &lost);
+    }
+}
+
+void gt_emit_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
+                   gt_trace *trace)
+{
+    if (!cfg->output[0]) return;
+    char base[GT_PATH_MAX], path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
+    if (expand_base(cfg, p->pid, p->hostname, base) != 0) return;
+    for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++) {
+        enum gt_output_format format = gt_trace_formats[i].format;
+        if (!(cfg->formats & GT_FMT_BIT(format))) continue;
+        bool named = file_path(base, format, path, sizeof path) == 0;
+        complete_trace(trace, i, p, named ? path : NULL);
+    }
+    for (int f = 0; f < GT_OUTPUT_FORMAT_COUNT; f++) {
+        if (!(cfg->formats & GT_FMT_BIT(f)) || !writers[f]) continue;
+        enum gt_output_format format = (enum gt_output_format)f;
+        if (file_path(base, format, path, sizeof path) != 0) continue;
+        file_job job = {writers[format], r, p};
+        if (gt_output_write(path, run_job, &job, why, sizeof why) != 0) warn_not_written(why);
+    }
+}
+
+static void write_summary(const gt_report *r, const gt_process_info *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        gt_warn("no memory for the summary");
+        return;
+    }
+    int rc = gt_report_write_summary(r, p, mem);
+    if (fclose(mem) == 0 && rc == 0 && text) gt_log_write(text, len);
+    free(text);
+}
+
+void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace)
+{
+    if (cfg->verbosity != GT_VERB_NONE) write_summary(r, p);
+    if (cfg->output[0]) gt_emit_files(r, p, cfg, trace);
+    for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++)
+        complete_trace(trace, i, p, NULL); /* a trace no file asks for any more */
+}

@@ -1,0 +1,59 @@
+/* What the pipeline tests share: a producer that writes checkable records
+ * and a consumer that checks them (each thread's seq contiguous from 0,
+ * payload intact). Threads are numbered in the order their first record
+ * reaches the consumer. */
+#ifndef GT_PIPELINE_CHECK_H
+#define GT_PIPELINE_CHECK_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "pipeline.h"
+
+void check_reset(void);
+void check_consume(gt_event *ev, void *ctx);
+/* The run form (gt_pipeline_params.consume_run): a run that is not
+ * consecutive records of one thread counts as bad for check_assert_thread;
+ * then each record is checked as check_consume. */
+void check_consume_run(gt_event *ev, uint32_t n, void *ctx);
+void check_run_shape(const gt_event *ev, uint32_t n);
+uint64_t check_runs(void); /* runs seen since check_reset */
+
+/* Group set-ups that run a test group with records handed over one by one
+ * (check_by_runs = 0) or in runs (1); tests pick the consumer from it. */
+extern int check_by_runs;
+int check_setup_one_by_one(void **state);
+int check_setup_in_runs(void **state);
+void check_finished(const gt_pipeline_totals *t, void *ctx);
+
+/* A fake GPU for records pending their GPU time: handle h (in gpu_start)
+ * completes once h <= check_gpu_completed; resolved records get GPU times
+ * 1000 h .. 1000 h + 500. check_gpu_give_ups counts what was given up. */
+extern _Atomic uint64_t check_gpu_completed;
+extern int check_gpu_give_ups;
+extern const gt_gpu_resolver check_gpu_resolver;
+void check_gpu_reset(void);
+/* Records one checkable record pending the GPU work of `handle`. */
+void check_record_pending(uint64_t handle);
+
+void check_fill(gt_event *ev);
+/* Records n checkable records on the calling thread; returns how many
+ * were stored. throttle: wait while a quarter of the cap is pending. */
+uint64_t check_record_n(uint64_t n, int throttle);
+
+int check_finished_calls(void); /* reports but snapshots */
+int check_snapshots(void);
+int check_snapshots_wrong(void); /* snapshots whose count was not what had been consumed */
+const gt_pipeline_totals *check_totals(void);
+uint64_t check_consumed(void);
+int check_threads_seen(void);
+uint64_t check_thread_count(int i);
+const gt_event *check_thread_last(int i);
+
+/* Thread i delivered exactly seq 0..n-1, in order, intact. */
+void check_assert_thread(int i, uint64_t n);
+void check_assert_thread_count_in(int i, uint64_t lo, uint64_t hi);
+void check_assert_thread_in_order(int i);
+
+#endif
