@@ -154,7 +154,7 @@ static void start(size_t cap_bytes, int drain_thread, consume_fn *consume)
         .chunk_bytes = GT_CHUNK_DEFAULT_BYTES,
         .cap_bytes = cap_bytes,
         .drain_thread = drain_thread,
-        .consume_run = consume,
+        .consume = consume,
     };
     if (gt_pipeline_start(&p) != 0) {
         fprintf(stderr, "bench: cannot map the chunk table\n");

@@ -6,6 +6,7 @@
 #ifndef GT_EVENT_H
 #define GT_EVENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* SPEC §4. The order is the order of tables in every report. */
@@ -50,6 +51,20 @@ enum gt_event_kind {
     GT_EV_KIND_COUNT
 };
 
+/* A kernel, a graph launch, a copy or a memset: work the GPU runs, with a
+ * GPU time where it was timed. */
+static inline bool gt_kind_is_gpu_work(unsigned kind)
+{
+    return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
+           kind == GT_EV_MEMSET;
+}
+
+/* An allocation, a free or a context's end: changes the memory in use. */
+static inline bool gt_kind_moves_memory(unsigned kind)
+{
+    return kind == GT_EV_ALLOC || kind == GT_EV_FREE || kind == GT_EV_CTX_END;
+}
+
 /* Record flags. */
 #define GT_EVF_ASYNC 0x01u       /* stream-ordered call (copy, memset, alloc, free) */
 #define GT_EVF_GPU_TIMED 0x02u   /* gpu_start/gpu_end hold resolved GPU times */
@@ -58,8 +73,6 @@ enum gt_event_kind {
 #define GT_EVF_BLOCKING 0x10u    /* host blocked for the GPU work: also a `sync` row */
 #define GT_EVF_RUNTIME 0x20u     /* `result` is a cudaError_t (else CUresult or the
                                     compiler library's status) */
-#define GT_EVF_NESTED 0x40u      /* made by a driver call under a recorded runtime call:
-                                    detail only, not counted again */
 #define GT_EVF_UNCAPTURED 0x80u  /* made outside a capture window: for memory in use only */
 
 /* memcpy direction (SPEC §4). */

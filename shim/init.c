@@ -171,7 +171,7 @@ static gt_pipeline_params shim_params(void)
          * command that finishes the last one. */
         .snapshot_ns =
             gt_cfg.output[0] || gt_emit_snapshot_summary_asked() ? gt_cfg.interval_ns : 0,
-        .consume_run = gt_collect_records,
+        .consume = gt_collect_records,
         .next_edge = capture_edge,
         .cut = gt_collect_cut,
         .finished = on_finished,

@@ -3,8 +3,7 @@
  * A record whose call failed (result != 0) counts in `api` (as an error),
  * `compile` (as not ok) and `sync` (the host was still blocked); the other
  * categories describe work that happened, so they skip it. Records flagged
- * GT_EVF_NESTED repeat a call already recorded one level up: they count as
- * events and nothing else. Records flagged GT_EVF_UNCAPTURED were made
+ * GT_EVF_UNCAPTURED were made
  * outside a capture window: they are not events, and count only towards
  * memory in use. */
 #include "advice.h"
@@ -107,12 +106,6 @@ static void add_api(gt_report *r, const gt_event *ev)
     if (row && ev->result != 0) gt_row_add_error(row, ev->error, ev->result);
 }
 
-static bool is_gpu_work(uint8_t kind)
-{
-    return kind == GT_EV_KERNEL || kind == GT_EV_GRAPH || kind == GT_EV_MEMCPY ||
-           kind == GT_EV_MEMSET;
-}
-
 static void add_gpu_work(gt_report *r, const gt_event *ev)
 {
     if ((ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED)
@@ -175,9 +168,7 @@ static void add_category(gt_report *r, const gt_event *ev)
  * (memory.c). */
 static void add_uncaptured(gt_report *r, const gt_event *ev)
 {
-    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
-    if (memory && ev->result == 0 && !(ev->flags & GT_EVF_NESTED) &&
-        gt_report_enabled(r, GT_CAT_MEMORY))
+    if (gt_kind_moves_memory(ev->kind) && ev->result == 0 && gt_report_enabled(r, GT_CAT_MEMORY))
         gt_memory_add(&r->memory, ev);
 }
 
@@ -188,12 +179,11 @@ void gt_report_add(gt_report *r, const gt_event *ev)
         return;
     }
     r->events++;
-    if (ev->flags & GT_EVF_NESTED) return;
     gt_advice_add(&r->advice, ev);
     /* Most programs have no NVTX range open: skip the call then. */
     if (r->nvtx.nthreads && gt_report_enabled(r, GT_CAT_NVTX))
         gt_nvtx_observe(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
-    if (is_gpu_work(ev->kind)) add_gpu_work(r, ev);
+    if (gt_kind_is_gpu_work(ev->kind)) add_gpu_work(r, ev);
     add_category(r, ev);
     /* A blocking copy or memset is also time the host spent waiting. */
     if ((ev->flags & GT_EVF_BLOCKING) && ev->kind != GT_EV_SYNC &&
@@ -204,8 +194,7 @@ void gt_report_add(gt_report *r, const gt_event *ev)
 
 void gt_report_add_after_cut(gt_report *r, const gt_event *ev)
 {
-    bool memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
-    if (memory && !(ev->flags & GT_EVF_NESTED)) add_category(r, ev);
+    if (gt_kind_moves_memory(ev->kind)) add_category(r, ev);
 }
 
 unsigned gt_report_key_strings(enum gt_category c)

@@ -89,8 +89,8 @@ typedef struct gt_timeline_draw {
     void (*thread_name)(void *w, const gt_event *ev);
 } gt_timeline_draw;
 
-/* Hands a record to what draws it: none for a nested record (its
- * runtime call's is drawn) nor for NVTX outside `categories`. */
+/* Hands a record to what draws it: nothing for NVTX outside
+ * `categories`. */
 void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev);
 
 #define GT_PER_THREAD_STREAM 2u /* CU_STREAM_PER_THREAD's value */

@@ -249,13 +249,6 @@ out:
     return ev;
 }
 
-void gt_ev_cancel(gt_event *ev)
-{
-    (void)ev;
-    gt_tls.seq--;
-    gt_tls.guard = 0;
-}
-
 void gt_ev_flush(void)
 {
     struct gt_tls *t = &gt_tls;

@@ -124,12 +124,7 @@ static void hold(gt_chunk *c)
 static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
 {
     if (to <= from) return;
-    if (params.consume_run) {
-        params.consume_run(&c->ev[from], to - from, params.ctx);
-    } else {
-        for (uint32_t i = from; i < to; i++)
-            params.consume(&c->ev[i], params.ctx);
-    }
+    params.consume(&c->ev[from], to - from, params.ctx);
     consumed += to - from;
 }
 

@@ -230,8 +230,3 @@ int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms)
     errno = saved;
     return rc;
 }
-
-int gt_pipeline_finished(void)
-{
-    return (atomic_load_explicit(&progress, memory_order_acquire) & PROGRESS_FINAL) != 0;
-}

@@ -55,13 +55,10 @@ typedef struct gt_pipeline_params {
      * records so far that need not wait for the GPU go to the consumer,
      * then finished() with totals.snapshot set. 0: none. */
     uint64_t snapshot_ns;
-    /* Called on the draining thread for each record, in each thread's
-     * order, host times still in ticks. */
-    void (*consume)(gt_event *ev, void *ctx);
-    /* When set, called instead of consume with runs of n consecutive
-     * records of one thread (n >= 1): the consumer's per-record set-up is
-     * paid once per run. */
-    void (*consume_run)(gt_event *ev, uint32_t n, void *ctx);
+    /* Called on the draining thread with runs of n consecutive records of
+     * one thread (n >= 1), in each thread's order, host times still in
+     * ticks: the consumer's per-record set-up is paid once per run. */
+    void (*consume)(gt_event *ev, uint32_t n, void *ctx);
     /* Called on the drain thread at every pass with the time now: how many
      * ns until something outside the pipeline changes what is recorded (a
      * capture window's edge), which bounds the drain's sleep. NULL: none. */
@@ -123,7 +120,6 @@ int gt_pipeline_finish(unsigned wait_ms);
  * thread (then nothing was recorded and no CUDA call was seen). */
 int gt_pipeline_finish_from_signal(int sig, unsigned wait_ms);
 
-int gt_pipeline_finished(void); /* the final report was made */
 
 /* 1 from the start of the cut: GPU work needs no event pairs any more. */
 int gt_pipeline_cutting(void);

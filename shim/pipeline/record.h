@@ -116,7 +116,7 @@ struct gt_chunk {
  * (one CAS) or maps a new one (mmap, only while below the cap). The first
  * record of a thread registers it (lock-free) and may start the drain
  * thread. begin..commit touch errno only on the slow path, and restore it.
- * A slot must be committed or cancelled before the thread begins another
+ * A slot must be committed before the thread begins another
  * and before it forks. */
 
 gt_event *gt_ev_begin_slow(void);
@@ -155,9 +155,6 @@ static inline void gt_ev_commit(gt_event *ev)
     atomic_store_explicit(&t->chunk->h.committed, ++t->count, memory_order_release);
     t->guard = 0;
 }
-
-/* Gives the open slot back: it is not recorded and its seq is reused. */
-void gt_ev_cancel(gt_event *ev);
 
 /* Publishes the calling thread's partial chunk now, so that the drain sees
  * its records before the thread blocks for long (a synchronize call whose

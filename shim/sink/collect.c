@@ -141,10 +141,8 @@ static void to_ns(gt_event *ev)
 static void collect_late(gt_report *r, gt_event *ev, uint32_t n, int debug)
 {
     for (gt_event *end = ev + n; ev < end; ev++) {
-        late_gpu_work += ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH ||
-                         ev->kind == GT_EV_MEMCPY || ev->kind == GT_EV_MEMSET;
-        int memory = ev->kind == GT_EV_ALLOC || ev->kind == GT_EV_FREE || ev->kind == GT_EV_CTX_END;
-        if (!memory && !debug) continue;
+        late_gpu_work += gt_kind_is_gpu_work(ev->kind);
+        if (!gt_kind_moves_memory(ev->kind) && !debug) continue;
         to_ns(ev);
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (r) gt_report_add_after_cut(r, ev);
@@ -176,11 +174,6 @@ void gt_collect_cut(void *ctx)
 {
     (void)ctx;
     after_cut = 1;
-}
-
-void gt_collect_record(gt_event *ev, void *ctx)
-{
-    gt_collect_records(ev, 1, ctx);
 }
 
 void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)

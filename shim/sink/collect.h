@@ -17,8 +17,7 @@ void gt_collect_set_error_namer(gt_error_namer fn);
 
 void gt_collect_reset(void);   /* a fresh report; the old one is abandoned (fork child) */
 void gt_collect_release(void); /* a fresh report; the old one is freed (no drain running) */
-void gt_collect_record(gt_event *ev, void *ctx);
-void gt_collect_records(gt_event *ev, uint32_t n, void *ctx); /* a run: consume_run */
+void gt_collect_records(gt_event *ev, uint32_t n, void *ctx); /* params.consume */
 void gt_collect_flush_debug(void); /* debug lines are written in batches */
 
 /* params.cut: records from now on are late (gt_report_add_after_cut). */

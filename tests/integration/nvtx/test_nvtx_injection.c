@@ -126,10 +126,11 @@ static int attach_copy(unsigned core_slots, unsigned core2_slots)
 static gt_event records[MAX_RECORDS];
 static size_t nrecords;
 
-static void consume(gt_event *ev, void *ctx)
+static void consume(gt_event *ev, uint32_t n, void *ctx)
 {
     (void)ctx;
-    if (nrecords < MAX_RECORDS) records[nrecords++] = *ev;
+    for (uint32_t i = 0; i < n && nrecords < MAX_RECORDS; i++)
+        records[nrecords++] = ev[i];
 }
 
 static void finished(const gt_pipeline_totals *t, void *ctx)

@@ -137,14 +137,16 @@ uint64_t gpu_test_events_created(void)
 static gpu_test_records kept;
 static uint64_t kept_capacity;
 
-static void keep(gt_event *ev, void *ctx)
+static void keep(gt_event *ev, uint32_t n, void *ctx)
 {
     (void)ctx;
-    if (ev->flags & GT_EVF_GPU_TIMED)
-        kept.timed++;
-    else
-        kept.untimed++;
-    if (kept.n < kept_capacity) kept.ev[kept.n++] = *ev;
+    for (gt_event *end = ev + n; ev < end; ev++) {
+        if (ev->flags & GT_EVF_GPU_TIMED)
+            kept.timed++;
+        else
+            kept.untimed++;
+        if (kept.n < kept_capacity) kept.ev[kept.n++] = *ev;
+    }
 }
 
 void gpu_test_keep(uint64_t capacity)

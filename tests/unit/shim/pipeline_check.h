@@ -13,18 +13,17 @@
 
 void check_reset(void);
 void check_consume(gt_event *ev, void *ctx);
-/* The run form (gt_pipeline_params.consume_run): a run that is not
+/* Gives the calling thread's open slot back, as a hook that decides not to
+ * record after gt_ev_begin would: it is not recorded and its seq is
+ * reused. */
+void check_ev_cancel(void);
+/* The pipeline's consumer (gt_pipeline_params.consume): a run that is not
  * consecutive records of one thread counts as bad for check_assert_thread;
  * then each record is checked as check_consume. */
 void check_consume_run(gt_event *ev, uint32_t n, void *ctx);
 void check_run_shape(const gt_event *ev, uint32_t n);
 uint64_t check_runs(void); /* runs seen since check_reset */
 
-/* Group set-ups that run a test group with records handed over one by one
- * (check_by_runs = 0) or in runs (1); tests pick the consumer from it. */
-extern int check_by_runs;
-int check_setup_one_by_one(void **state);
-int check_setup_in_runs(void **state);
 void check_finished(const gt_pipeline_totals *t, void *ctx);
 
 /* A fake GPU for records pending their GPU time: handle h (in gpu_start)

@@ -77,7 +77,7 @@ static void run(const char *verbosity, const char *output_template, const char *
     error_id = gt_strtab_intern(names, "CUDA_ERROR_INVALID_VALUE", 24);
     gt_pipeline_params p = {.chunk_bytes = 4096,
                             .cap_bytes = 1 << 20,
-                            .consume = gt_collect_record,
+                            .consume = gt_collect_records,
                             .finished = finished};
     assert_int_equal(gt_pipeline_start(&p), 0);
     for (int i = 0; i < 4; i++) {

@@ -18,9 +18,8 @@
 #include "record.h"
 #include "pipeline_check.h"
 
-/* Every test runs twice (check_by_runs): records handed over one by one
- * (consume), then in runs (consume_run, as the shim's consumer takes
- * them), each record of a run passed on to the test's consumer. */
+/* Records are handed over in runs, as the shim's consumer takes them, each
+ * record of a run passed on to the test's consumer. */
 static void (*run_member)(gt_event *ev, void *ctx);
 
 static void consume_run(gt_event *ev, uint32_t n, void *ctx)
@@ -41,8 +40,7 @@ static void start_with(unsigned final_wait_ms, const gt_gpu_resolver *r,
         .chunk_bytes = 4096,
         .cap_bytes = 1024 * 4096,
         .final_wait_ms = final_wait_ms,
-        .consume = check_by_runs ? NULL : consume,
-        .consume_run = check_by_runs ? consume_run : NULL,
+        .consume = consume_run,
         .finished = check_finished,
     };
     assert_int_equal(gt_pipeline_start(&p), 0);
@@ -207,6 +205,5 @@ int main(void)
         cmocka_unit_test(test_no_resolver_holds_nothing),
         cmocka_unit_test(test_many_held_threads_keep_order),
     };
-    int failed = cmocka_run_group_tests_name("one by one", tests, check_setup_one_by_one, NULL);
-    return failed + cmocka_run_group_tests_name("in runs", tests, check_setup_in_runs, NULL);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
