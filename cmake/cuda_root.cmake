@@ -66,7 +66,7 @@ else()
     list(JOIN _gt_tried "; " _gt_tried)
     message(FATAL_ERROR "CUDA headers not found: ${_gt_tried}. Install the CUDA 13 toolkit, "
                         "set GPUTRACE_CUDA_ROOT, or take NVIDIA's header wheels: "
-                        "GPUTRACE_CUDA_WHEELS=1 pip install . (README.md, Installing)")
+                        "GPUTRACE_CUDA_WHEELS=1 pip install . (docs/install.md)")
   endif()
   message(STATUS "CUDA headers: ${GPUTRACE_CUDA_ROOT}/include")
 endif()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in Release and prints every figure as one Markdown
-# table (figure | value | target), ready for the README:
+# table (figure | value | target), ready for docs/performance.md:
 #   the event pipeline: recording an event (1 and 2 threads; the pipeline's
 #   own cost, the clock read, and both together as a hook pays them), the
 #   drain's throughput, chunk memory against the cap (bench_pipeline.c);
@@ -53,7 +53,7 @@ writer_rows() {
             if [ "${BASH_REMATCH[3]}" = perfetto ]; then
                 name="Perfetto protobuf"
                 # Its packets take 60 bytes a record before they are
-                # deflated (README, Known limitations).
+                # deflated (docs/limitations.md).
                 [ "$n" = 10000000 ] && target="< 1 s; <= 30 bytes per record (60 undeflated)"
             fi
             printf '| %s trace alone, %sM events to %s | %s s (%s s CPU); %s bytes per record (%s MiB) | %s |\n' \

@@ -123,10 +123,10 @@ echo
 echo "gputrace demo: the reports are in $(shown "$out")/:"
 for name in batch_ode batch_ode_nvrtc; do
     printf '  %-30s %s\n' "$name.txt" "the summary above" \
-        "$name.json" "every table, for scripts (schema: the README)" \
+        "$name.json" "every table, for scripts (schema: docs/reports.md)" \
         "$name.csv" "the tables as CSV" \
         "$name.trace.json" "the timeline: open it in https://ui.perfetto.dev or chrome://tracing" \
         "$name.pftrace" "the same in Perfetto's own format, compressed, several times smaller: for long runs"
 done
 echo "gputrace demo: the solvers' --pin-all and --cubin options apply the advice" \
-    "(examples/README.md); the README says how to read the tables"
+    "(examples/README.md); docs/reports.md says how to read the tables"
