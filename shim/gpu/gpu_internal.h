@@ -215,10 +215,10 @@ typedef struct gt_gpu_track {
  * its duration); then it is its thread's latest on the stream. */
 void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span);
 
-/* The GPU cannot start work before the call that queued it began: a pair
- * placed to start earlier than call_start by no more than its slack (an
+/* The GPU cannot start work before the call that queued it began
+ * (call_start, CLOCK_MONOTONIC ns): a pair placed to start earlier (an
  * epoch placed early within its window, when the machine is busy) starts
- * there instead, keeping its duration. A larger gap stays as measured. */
+ * there instead, keeping its duration. */
 void gt_gpu_after_call(gt_gpu_span *span, uint64_t call_start);
 
 /* Forgets every stream (a forked child's pools are new). */

@@ -29,11 +29,14 @@
  * pair is compared with every thread's latest on its stream.
  *
  * Before that, a pair placed to start before the call that launched it
- * began, by no more than its slack, starts at the call's start
- * (gt_gpu_after_call): an epoch is placed at the middle of the host
- * interval around its record, and when the machine is busy the GPU may
- * have stamped it late in that interval, which places every pair timed
- * from it early by up to half the interval (a few microseconds).
+ * began starts at the call's start (gt_gpu_after_call): an epoch is placed
+ * at the middle of the host interval around its record, and when the
+ * machine is busy the GPU may have stamped it late in that interval, which
+ * places every pair timed from it early by up to half the interval (a few
+ * microseconds), or by more when the host was descheduled between the
+ * record and its host stamps. Work cannot start before it was queued, and
+ * a trace whose GPU slice starts before its launch has a flow running
+ * backwards.
  *
  * The pipeline has one consumer at a time (the drain thread, or the
  * thread that finishes the pipeline when there is none), so the table
@@ -103,7 +106,7 @@ void gt_gpu_order(const gt_gpu_track *track, gt_gpu_span *span)
 
 void gt_gpu_after_call(gt_gpu_span *span, uint64_t call_start)
 {
-    if (span->start >= call_start || call_start - span->start > span->slack) return;
+    if (span->start >= call_start) return;
     span->end += call_start - span->start;
     span->start = call_start;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "clock.h"
 #include "event.h"
 #include "gpu_internal.h"
 #include "gpu_time.h"
@@ -117,7 +118,9 @@ int gt_gpu_resolve(gt_event *ev, int give_up)
     if (res == TIMED) {
         int per_thread = ev->stream == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
         gt_gpu_track track = {p->pool, p->gen, per_thread ? ev->tid : 0, ev->stream, ev->tid};
-        gt_gpu_after_call(&span, ev->host_start);
+        /* The record's host times are still clock ticks here (the consumer
+         * converts them after this); this is the converting thread. */
+        gt_gpu_after_call(&span, gt_clock_to_ns(ev->host_start));
         gt_gpu_order(&track, &span);
         ev->flags |= GT_EVF_GPU_TIMED;
         ev->gpu_start = span.start;
