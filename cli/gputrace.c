@@ -43,7 +43,10 @@ static const char usage[] =
     "                          %h = host name, %q{VAR} = $VAR, %% = %\n"
     "  -f, --format LIST       comma list of text, json, csv, chrome, perfetto\n"
     "                          (default json)\n"
-    "      --no-gpu-timing     no CUDA events around GPU work (host times only)\n"
+    "      --gpu-timing MODE   where GPU times come from: auto (default: CUPTI\n"
+    "                          activity records where CUPTI can be used, else CUDA\n"
+    "                          event pairs), cupti, events, off (host times only)\n"
+    "      --no-gpu-timing     the same as --gpu-timing off\n"
     "      --no-nvtx           do not collect NVTX ranges\n"
     "      --capture MODE      record only in windows: all (default), profiler-api\n"
     "                          (between cuProfilerStart/cudaProfilerStart and the\n"
@@ -72,7 +75,8 @@ static const char usage[] =
     "variable: GPUTRACE_VERBOSITY, GPUTRACE_CATEGORIES, GPUTRACE_OUTPUT,\n"
     "GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, GPUTRACE_CAPTURE, GPUTRACE_DELAY,\n"
     "GPUTRACE_DURATION, GPUTRACE_INTERVAL, and GPUTRACE_LOG (stderr, stdout or a\n"
-    "file) for where the summary goes.\n";
+    "file) for where the summary goes; GPUTRACE_CUPTI_PATH names the libcupti\n"
+    "to use.\n";
 
 enum {
     OPT_NO_GPU_TIMING = 256,
@@ -82,7 +86,8 @@ enum {
     OPT_CAPTURE,
     OPT_DELAY,
     OPT_DURATION,
-    OPT_INTERVAL
+    OPT_INTERVAL,
+    OPT_GPU_TIMING
 };
 
 static const struct option options[] = {
@@ -90,6 +95,7 @@ static const struct option options[] = {
     {"categories", required_argument, NULL, 'c'},
     {"output", required_argument, NULL, 'o'},
     {"format", required_argument, NULL, 'f'},
+    {"gpu-timing", required_argument, NULL, OPT_GPU_TIMING},
     {"no-gpu-timing", no_argument, NULL, OPT_NO_GPU_TIMING},
     {"no-nvtx", no_argument, NULL, OPT_NO_NVTX},
     {"capture", required_argument, NULL, OPT_CAPTURE},
@@ -189,6 +195,7 @@ int main(int argc, char **argv)
         {"--output", GT_VAR_OUTPUT, NULL},       {"--format", GT_VAR_FORMAT, NULL},
         {"--capture", GT_VAR_CAPTURE, NULL},     {"--delay", GT_VAR_DELAY, NULL},
         {"--duration", GT_VAR_DURATION, NULL},   {"--interval", GT_VAR_INTERVAL, NULL},
+        {"--gpu-timing", GT_VAR_GPU_TIMING, NULL},
     };
     int tool = subcommand(argc, argv);
     if (tool >= 0) return tool;
@@ -213,6 +220,9 @@ int main(int argc, char **argv)
         case OPT_DURATION:
         case OPT_INTERVAL:
             settings[4 + opt - OPT_CAPTURE].value = optarg;
+            break;
+        case OPT_GPU_TIMING:
+            settings[8].value = optarg;
             break;
         case OPT_NO_GPU_TIMING:
             no_gpu_timing = 1;

@@ -29,7 +29,7 @@ gt_config gt_cfg;
 static const char *const var_names[GT_VAR_COUNT] = {
     "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",    "GPUTRACE_FORMAT",
     "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB", "GPUTRACE_CAPTURE",
-    "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",
+    "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",  "GPUTRACE_CUPTI_PATH",
 };
 
 static const char *const expectations[GT_VAR_COUNT] = {
@@ -38,13 +38,14 @@ static const char *const expectations[GT_VAR_COUNT] = {
     "(a leading - removes one)",
     "a path template shorter than 4096 bytes",
     "a comma list of text, json, csv, chrome, perfetto",
-    "events or off",
+    "auto, cupti, events or off",
     "stderr, stdout or a file path shorter than 4096 bytes",
     "a whole number of MiB from 1 to 16384",
     "all, profiler-api, nvtx:NAME or nvtx:NAME@DOMAIN (DOMAIN * for any)",
     "seconds from 0 to 31536000, decimals allowed (0.5)",
     "seconds above 0 up to 31536000, decimals allowed (0.5)",
     "seconds from 0.1 to 31536000, decimals allowed (0.5)",
+    "a path to libcupti.so shorter than 4096 bytes",
 };
 
 const char *gt_config_var_name(enum gt_config_var v)
@@ -185,7 +186,7 @@ static int parse_formats(span v, gt_config *cfg)
 
 static int parse_gpu_timing(span v, gt_config *cfg)
 {
-    int i = lookup(trim(v), timing_word, GT_GPU_TIMING_OFF + 1);
+    int i = lookup(trim(v), timing_word, GT_GPU_TIMING_COUNT);
     if (i < 0) return -1;
     cfg->gpu_timing = (enum gt_gpu_timing)i;
     return 0;
@@ -202,6 +203,11 @@ static int copy_path(span v, char *dst)
 static int parse_output(span v, gt_config *cfg)
 {
     return copy_path(v, cfg->output);
+}
+
+static int parse_cupti_path(span v, gt_config *cfg)
+{
+    return copy_path(v, cfg->cupti_path);
 }
 
 static int parse_log(span v, gt_config *cfg)
@@ -306,6 +312,7 @@ static int parse_interval(span v, gt_config *cfg)
 static int (*const parsers[GT_VAR_COUNT])(span, gt_config *) = {
     parse_verbosity, parse_categories, parse_output, parse_formats,  parse_gpu_timing, parse_log,
     parse_buffer_mb, parse_capture,    parse_delay,  parse_duration, parse_interval,
+    parse_cupti_path,
 };
 
 static void add_warning(gt_config *cfg, enum gt_config_var var, const char *value, size_t len)
@@ -323,7 +330,7 @@ static void set_defaults(gt_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->categories = GT_CAT_ALL;
     cfg->verbosity = GT_VERB_DEFAULT;
-    cfg->gpu_timing = GT_GPU_TIMING_EVENTS;
+    cfg->gpu_timing = GT_GPU_TIMING_AUTO;
     cfg->formats = GT_FMT_BIT(GT_OUTPUT_JSON);
     cfg->log_dest = GT_LOG_STDERR;
     cfg->buffer_bytes = (size_t)GT_BUFFER_MB_DEFAULT << 20;

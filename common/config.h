@@ -25,6 +25,7 @@ enum gt_config_var {
     GT_VAR_DELAY,
     GT_VAR_DURATION,
     GT_VAR_INTERVAL,
+    GT_VAR_CUPTI_PATH,
     GT_VAR_COUNT
 };
 
@@ -52,6 +53,7 @@ typedef struct gt_config {
     size_t buffer_bytes;
     char output[GT_PATH_MAX]; /* report file template; "" = no files */
     char log_path[GT_PATH_MAX];
+    char cupti_path[GT_PATH_MAX]; /* GPUTRACE_CUPTI_PATH; "" = found as DESIGN §5 says */
     enum gt_capture_mode capture;
     /* nvtx:NAME[@DOMAIN]: the range's name and domain; "" for the default
      * domain, "*" for any. */

@@ -65,6 +65,10 @@ static inline bool gt_kind_moves_memory(unsigned kind)
     return kind == GT_EV_ALLOC || kind == GT_EV_FREE || kind == GT_EV_CTX_END;
 }
 
+/* gt_event.stream of work on the calling thread's per-thread default
+ * stream (CU_STREAM_PER_THREAD's value): one stream per thread. */
+#define GT_PER_THREAD_STREAM 2u
+
 /* Record flags. */
 #define GT_EVF_ASYNC 0x01u       /* stream-ordered call (copy, memset, alloc, free) */
 #define GT_EVF_GPU_TIMED 0x02u   /* gpu_start/gpu_end hold resolved GPU times */
@@ -73,6 +77,7 @@ static inline bool gt_kind_moves_memory(unsigned kind)
 #define GT_EVF_BLOCKING 0x10u    /* host blocked for the GPU work: also a `sync` row */
 #define GT_EVF_RUNTIME 0x20u     /* `result` is a cudaError_t (else CUresult or the
                                     compiler library's status) */
+#define GT_EVF_GRAPH_NODE 0x40u  /* a kernel a graph launch ran, as CUPTI saw it: not a call */
 #define GT_EVF_UNCAPTURED 0x80u  /* made outside a capture window: for memory in use only */
 
 /* memcpy direction (SPEC §4). */

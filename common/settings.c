@@ -17,5 +17,12 @@ const char *gt_verbosity_name(enum gt_verbosity v)
 
 const char *gt_gpu_timing_name(enum gt_gpu_timing t)
 {
-    return t == GT_GPU_TIMING_OFF ? "off" : "events";
+    static const char *const names[GT_GPU_TIMING_COUNT] = {"auto", "cupti", "events", "off"};
+    return (unsigned)t < GT_GPU_TIMING_COUNT ? names[t] : "auto";
+}
+
+const char *gt_gpu_source_name(enum gt_gpu_source s)
+{
+    static const char *const names[GT_GPU_SOURCE_COUNT] = {"off", "events", "cupti", "mixed"};
+    return (unsigned)s < GT_GPU_SOURCE_COUNT ? names[s] : "off";
 }

@@ -102,6 +102,18 @@ static void write_config(json_ctx *c)
     gt_json_object_end(&c->w);
 }
 
+/* SPEC §12: what was asked for, the source that ran, and in words which
+ * libcupti it used, why it was not CUPTI, or when the source changed. */
+static void write_gpu_timing(json_ctx *c)
+{
+    gt_json_key(&c->w, "gpu_timing");
+    gt_json_object_begin(&c->w, true);
+    gt_json_kv_string(&c->w, "requested", gt_gpu_timing_name(c->r->opt.gpu_timing));
+    gt_json_kv_string(&c->w, "source", gt_gpu_source_name(gt_report_gpu_source(c->r)));
+    gt_json_kv_string(&c->w, "detail", gt_report_gpu_source_detail(c->r));
+    gt_json_object_end(&c->w);
+}
+
 static void write_totals(json_ctx *c)
 {
     gt_json_key(&c->w, "totals");
@@ -137,6 +149,7 @@ static void kernel_row(json_ctx *c, const gt_row *row)
     gt_json_kv_uint(&c->w, "api_ns_total", row->api_ns_total);
     write_timed(c, row);
     gt_json_kv_bool(&c->w, "graph", graph);
+    gt_json_kv_uint(&c->w, "graph_calls", row->graph_calls);
     char *display = gt_display_name(name);
     if (!display) c->incomplete = true;
     gt_json_kv_string(&c->w, "display_name", display ? display : name);
@@ -448,6 +461,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     gt_json_kv_string(&c.w, "version", PROJECT_VERSION);
     write_process(&c, p);
     write_config(&c);
+    write_gpu_timing(&c);
     write_totals(&c);
     write_table(&c, "kernels", GT_CAT_KERNEL, kernel_row);
     write_table(&c, "memcpy", GT_CAT_MEMCPY, memcpy_row);

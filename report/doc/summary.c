@@ -16,6 +16,8 @@
 #include "nvtx_table.h"
 #include "report.h"
 #include "settings.h"
+#include "stats.h"
+#include "table.h"
 #include "summary.h"
 #include "text_table.h"
 #include "utf8.h"
@@ -23,6 +25,66 @@
 static uint64_t wall_ns(const gt_process_info *p)
 {
     return p && p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
+}
+
+/* Launches of kernels whose median GPU time is under the small-kernel
+ * bound (GT_ADVICE_SMALL_KERNEL_NS): what an event pair reads worst. */
+static uint64_t short_kernel_launches(const gt_report *r)
+{
+    const gt_table *t = &r->tables[GT_CAT_KERNEL];
+    uint64_t launches = 0;
+    for (uint32_t i = 0; i < t->nrows; i++) {
+        const gt_row *row = &t->rows[i];
+        if (row->key.f[1] || !row->time.count) continue;
+        gt_stats_summary sum;
+        gt_stats_summarize(&row->time, &sum);
+        if (sum.med < GT_ADVICE_SMALL_KERNEL_NS) launches += row->calls;
+    }
+    return launches;
+}
+
+static void write_wrapped(FILE *out, const char *first, const char *text);
+
+/* Where the GPU times came from, when it is not what a user would take
+ * for granted (CUPTI), and what event pairs get wrong where it applies. */
+static void write_gpu_source(const gt_summary *s)
+{
+    const gt_report *r = s->r;
+    enum gt_gpu_source src = gt_report_gpu_source(r);
+    char *detail = gt_text_safe(gt_report_gpu_source_detail(r));
+    const char *d = detail && detail[0] ? detail : NULL;
+    char line[GT_GPU_DETAIL_MAX + 160] = "";
+    if (src == GT_GPU_SOURCE_CUPTI && s->v >= GT_VERB_VERBOSE)
+        snprintf(line, sizeof line, "GPU times from CUPTI activity records%s%s", d ? ": " : "",
+                 d ? d : "");
+    else if (src == GT_GPU_SOURCE_MIXED)
+        snprintf(line, sizeof line, "GPU times from CUPTI, then from CUDA event pairs%s%s",
+                 d ? ": " : "", d ? d : "");
+    else if (src == GT_GPU_SOURCE_EVENTS &&
+             (r->opt.gpu_timing != GT_GPU_TIMING_EVENTS || s->v >= GT_VERB_VERBOSE))
+        snprintf(line, sizeof line, "GPU times from CUDA event pairs%s%s%s",
+                 r->opt.gpu_timing == GT_GPU_TIMING_EVENTS ? " (asked for)" : ", not CUPTI",
+                 d ? ": " : "", d ? d : "");
+    free(detail);
+    if (line[0]) write_wrapped(s->out, "gputrace: ", line);
+    if (src != GT_GPU_SOURCE_EVENTS && src != GT_GPU_SOURCE_MIXED) return;
+    if (r->shared_streams) {
+        snprintf(line, sizeof line,
+                 "%" PRIu64 " stream%s got GPU work from several threads: an event pair there "
+                 "also times the other threads' work between its two records, so those times "
+                 "read long; CUPTI reads each piece of work alone",
+                 r->shared_streams, r->shared_streams == 1 ? "" : "s");
+        write_wrapped(s->out, "gputrace: note: ", line);
+    }
+    uint64_t short_launches = short_kernel_launches(r);
+    if (short_launches) {
+        snprintf(line, sizeof line,
+                 "event pairs read the %" PRIu64 " launches of kernels under 25 us (median) "
+                 "long: a pair adds the GPU's launch latency (5-7 us around a 0.9 us kernel on "
+                 "an H100); CUPTI reads them exactly",
+                 short_launches);
+        write_wrapped(s->out, "gputrace: note: ", line);
+    }
 }
 
 /* The header's fields after the command, so that the command can be cut
@@ -85,6 +147,8 @@ static void write_header(const gt_summary *s)
         char *why = gt_text_safe(s->r->gpu_timing_off);
         fprintf(s->out, "gputrace: GPU timing off: %s\n", why ? why : "");
         free(why);
+    } else {
+        write_gpu_source(s);
     }
     if (s->r->dropped)
         fprintf(s->out,

@@ -336,6 +336,13 @@ static void write_title(gt_summary *s, enum gt_category c, const gt_sorted_row *
     else
         fprintf(s->out, ", %s %s", what, gt_format_ns(total, time, sizeof time));
     if (c == GT_CAT_NVTX) fputs(" with a range open", s->out);
+    uint64_t graph_calls = 0;
+    for (size_t i = 0; c == GT_CAT_KERNEL && i < n; i++)
+        graph_calls += rows[i].row->graph_calls;
+    if (graph_calls)
+        fprintf(s->out, "; %" PRIu64 " run%s as graph nodes, in their kernels' rows and inside "
+                        "the graph launches' times",
+                graph_calls, graph_calls == 1 ? "" : "s");
     if (c == GT_CAT_MODULE) write_jit(s, rows, n);
     if (c == GT_CAT_API) {
         uint64_t errors = 0;

@@ -422,8 +422,8 @@ size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
         sync_memcpy(&c, &a->sync_copy);
         small_memcpy(&c, a);
     }
-    /* Event-timed GPU times only: host times would make every launch small. */
-    if (gt_report_enabled(r, GT_CAT_KERNEL) && r->opt.gpu_timing == GT_GPU_TIMING_EVENTS &&
+    /* GPU-timed runs only: host times would make every launch small. */
+    if (gt_report_enabled(r, GT_CAT_KERNEL) && gt_report_gpu_source(r) != GT_GPU_SOURCE_OFF &&
         !r->gpu_timing_off[0])
         small_kernels(&c);
     if (gt_report_enabled(r, GT_CAT_SYNC)) sync_api(&c, &a->sync_call);

@@ -66,6 +66,19 @@ static void add_kernel(gt_report *r, const gt_event *ev)
     if (row) row->api_ns_total += host_ns(ev);
 }
 
+/* A kernel a graph launch ran (CUPTI's node-level records): its run and
+ * GPU time count in the kernel's row, as a graph call. The launch itself
+ * is the call, with its own row and GPU busy time. */
+static void add_graph_node(gt_report *r, const gt_event *ev)
+{
+    if (ev->kind != GT_EV_KERNEL || !gt_report_enabled(r, GT_CAT_KERNEL)) return;
+    gt_row *row = row_of(r, GT_CAT_KERNEL, ev->name, 0, 0);
+    if (!row) return;
+    row->graph_calls++;
+    uint64_t start, end;
+    if (work_interval(r, ev, &start, &end)) gt_stats_add(&row->time, end - start);
+}
+
 static void add_memcpy(gt_report *r, const gt_event *ev)
 {
     bool async = (ev->flags & GT_EVF_ASYNC) != 0;
@@ -106,10 +119,29 @@ static void add_api(gt_report *r, const gt_event *ev)
     if (row && ev->result != 0) gt_row_add_error(row, ev->error, ev->result);
 }
 
+#define STREAM_SHARED UINT32_MAX
+
+/* A stream that GPU work reaches from a second thread counts once as
+ * shared. Each thread's per-thread default stream is its own. */
+static void note_stream_thread(gt_report *r, const gt_event *ev)
+{
+    if (ev->stream == GT_PER_THREAD_STREAM) return;
+    uint64_t key = ev->stream ^ (uint64_t)ev->device << 48;
+    uint32_t first;
+    if (!gt_idmap_get(&r->stream_threads, key, &first)) {
+        gt_idmap_set(&r->stream_threads, key, ev->tid);
+    } else if (first != STREAM_SHARED && first != ev->tid) {
+        gt_idmap_set(&r->stream_threads, key, STREAM_SHARED);
+        r->shared_streams++;
+    }
+}
+
 static void add_gpu_work(gt_report *r, const gt_event *ev)
 {
-    if ((ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED)
+    if ((ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED) {
         gt_gpu_busy_add(&r->busy, ev->gpu_start, ev->gpu_end);
+        note_stream_thread(r, ev);
+    }
     uint64_t start, end;
     if (gt_report_enabled(r, GT_CAT_NVTX) && work_interval(r, ev, &start, &end))
         gt_nvtx_gpu_work(&r->nvtx, ev->tid, ev->host_start, start, end);
@@ -176,6 +208,10 @@ void gt_report_add(gt_report *r, const gt_event *ev)
 {
     if (ev->flags & GT_EVF_UNCAPTURED) {
         add_uncaptured(r, ev);
+        return;
+    }
+    if (ev->flags & GT_EVF_GRAPH_NODE) {
+        add_graph_node(r, ev);
         return;
     }
     r->events++;

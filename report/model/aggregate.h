@@ -18,6 +18,7 @@
 #include "advice.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "idmap.h"
 #include "loaded.h"
 #include "memory_table.h"
 #include "nvtx_marks.h"
@@ -32,6 +33,15 @@ struct gt_report {
     uint64_t events;
     uint64_t dropped;
     char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
+    /* Where the GPU times came from (gt_report_set_gpu_source; until set,
+     * event pairs, or off when timing was off). */
+    enum gt_gpu_source gpu_source;
+    bool gpu_source_set;
+    char gpu_source_detail[GT_GPU_DETAIL_MAX];
+    /* Streams that GPU work reached from more than one thread: an event
+     * pair there also times the other threads' work (event pairs only). */
+    uint64_t shared_streams;
+    gt_idmap stream_threads; /* (device, stream) -> first thread + 1, or SHARED */
     gt_capture_info capture;  /* capture.c; valid when capture_set */
     bool capture_set;
     gt_snapshot_info snapshot; /* snapshot.c */

@@ -35,6 +35,7 @@ void gt_report_destroy(gt_report *r)
     gt_nvtx_free(&r->nvtx);
     gt_nvtx_marks_free(&r->marks);
     gt_gpu_busy_free(&r->busy);
+    gt_idmap_free(&r->stream_threads);
     gt_loaded_free(r->loaded);
     free(r);
 }
@@ -55,6 +56,24 @@ void gt_report_set_counts(gt_report *r, const gt_report_counts *c)
     r->late = c->late;
     r->late_gpu_work = c->late_gpu_work;
     r->gpu_pending = c->gpu_pending;
+}
+
+void gt_report_set_gpu_source(gt_report *r, enum gt_gpu_source source, const char *detail)
+{
+    r->gpu_source = source;
+    r->gpu_source_set = true;
+    snprintf(r->gpu_source_detail, sizeof r->gpu_source_detail, "%s", detail ? detail : "");
+}
+
+enum gt_gpu_source gt_report_gpu_source(const gt_report *r)
+{
+    if (r->gpu_source_set) return r->gpu_source;
+    return r->opt.gpu_timing == GT_GPU_TIMING_OFF ? GT_GPU_SOURCE_OFF : GT_GPU_SOURCE_EVENTS;
+}
+
+const char *gt_report_gpu_source_detail(const gt_report *r)
+{
+    return r->gpu_source_detail;
 }
 
 void gt_report_set_gpu_timing_off(gt_report *r, const char *reason)

@@ -143,6 +143,14 @@ uint64_t gt_report_observed_ns(const gt_report *r, uint64_t wall_ns, int *captur
 void gt_capture_describe(const gt_capture_info *c, uint64_t wall_ns, char *buf, size_t cap);
 #define GT_CAPTURE_TEXT_MAX (GT_CAPTURE_MODE_MAX + 256u)
 
+/* Where the GPU times came from (SPEC §12, JSON gpu_timing): the source
+ * that ran and, in words, which libcupti it used, or why it was not CUPTI,
+ * or when the source changed (detail; copied, cut to fit). */
+#define GT_GPU_DETAIL_MAX 512u
+void gt_report_set_gpu_source(gt_report *r, enum gt_gpu_source source, const char *detail);
+enum gt_gpu_source gt_report_gpu_source(const gt_report *r);
+const char *gt_report_gpu_source_detail(const gt_report *r);
+
 /* GPU timing was configured on but could not work (reason: a short
  * phrase, "the driver has no cuEventQuery"; copied, cut at 255 bytes).
  * The header says so, the JSON config gives the reason, the GPU tables

@@ -32,6 +32,7 @@ typedef struct gt_api_error {
 typedef struct gt_row {
     gt_row_key key;
     uint64_t calls;
+    uint64_t graph_calls;    /* kernels: runs as a node of a graph launch (not in calls) */
     gt_stats time;           /* the row's time: GPU time or host wall time */
     uint64_t bytes;          /* transfers, compile inputs, module images */
     uint64_t timed_bytes;    /* bytes of the calls that have a time sample (GB/s) */

@@ -145,7 +145,9 @@ static bool load_config(gt_loader *ld, const cJSON *doc)
     opt->verbosity = GT_VERB_DEFAULT;
     for (int v = GT_VERB_NONE; v <= GT_VERB_DEBUG; v++)
         if (strcmp(verbosity, gt_verbosity_name(v)) == 0) opt->verbosity = v;
-    opt->gpu_timing = strcmp(timing, "off") == 0 ? GT_GPU_TIMING_OFF : GT_GPU_TIMING_EVENTS;
+    opt->gpu_timing = GT_GPU_TIMING_EVENTS; /* what reports before the choice of sources say */
+    for (int t = 0; t < GT_GPU_TIMING_COUNT; t++)
+        if (strcmp(timing, gt_gpu_timing_name(t)) == 0) opt->gpu_timing = t;
     const char *off = gt_load_string(ld, cfg, "gpu_timing_off_reason", NULL, "");
     if (!off) return false;
     gt_report_set_gpu_timing_off(ld->r, off);
@@ -155,6 +157,24 @@ static bool load_config(gt_loader *ld, const cJSON *doc)
         opt->categories |= category_bit(c->valuestring);
     }
     return true;
+}
+
+/* gpu_timing (SPEC §12): absent from reports made before there was a
+ * choice of sources, which then came from event pairs (or none). */
+static bool load_gpu_timing(gt_loader *ld, const cJSON *doc)
+{
+    const cJSON *gt = gt_load_object(ld, doc, "gpu_timing", NULL, true);
+    if (!gt) return !ld->failed;
+    ld->table = "gpu_timing";
+    const char *source = gt_load_string(ld, gt, "source", NULL, NULL);
+    const char *detail = gt_load_string(ld, gt, "detail", NULL, "");
+    if (!source || !detail) return false;
+    for (int s = 0; s < GT_GPU_SOURCE_COUNT; s++)
+        if (strcmp(source, gt_gpu_source_name(s)) == 0) {
+            gt_report_set_gpu_source(ld->r, s, detail);
+            return true;
+        }
+    return gt_load_fail(ld, "source", "expected off, events, cupti or mixed");
 }
 
 /* Totals this reader does not know are kept, when they are counts, and
@@ -323,6 +343,7 @@ static bool keep_member(gt_loader *ld, const cJSON *m)
         "tool",   "schema", "version",    "process",   "config", "totals",  "kernels",
         "memcpy", "memset", "memory",     "compile",   "module", "sync",    "nvtx",
         "api",    "advice", "nvtx_marks", "anomalies", "inputs", "capture", "snapshot",
+        "gpu_timing",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;
@@ -367,7 +388,8 @@ static bool load_document(gt_loader *ld, const cJSON *doc)
                  "schema %" PRIu64 " is not supported: this gputrace reads schema 1", version);
         return gt_load_fail(ld, NULL, what);
     }
-    if (!load_process(ld, doc) || !load_config(ld, doc) || !load_totals(ld, doc)) return false;
+    if (!load_process(ld, doc) || !load_config(ld, doc) || !load_gpu_timing(ld, doc) ||
+        !load_totals(ld, doc)) return false;
     ld->table = NULL;
     if (!gt_load_tables(ld, doc)) return false;
     ld->table = NULL;

@@ -120,7 +120,8 @@ static bool kernel_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row
                         gt_stats_summary *sum)
 {
     return load_work(ld, row, h, out, sum) &&
-           gt_load_u64(ld, row, "api_ns_total", h, &out->api_ns_total);
+           gt_load_u64(ld, row, "api_ns_total", h, &out->api_ns_total) &&
+           gt_load_u64_or(ld, row, "graph_calls", h, 0, &out->graph_calls);
 }
 
 static bool memcpy_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)

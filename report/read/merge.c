@@ -151,6 +151,7 @@ static bool merge_row(merge_ctx *m, const gt_report *in, uint32_t input, enum gt
         dst->parent = parent;
     }
     dst->calls += src->calls;
+    dst->graph_calls += src->graph_calls;
     dst->bytes += src->bytes;
     dst->timed_bytes += src->timed_bytes;
     dst->api_ns_total += src->api_ns_total;
@@ -345,6 +346,25 @@ static bool merge_marks(merge_ctx *m, gt_report *const *in)
     return true;
 }
 
+/* The inputs' source when they share one; mixed when they differ (the
+ * detail then says which input had which), off only when every one was. */
+static void merge_gpu_source(merge_ctx *m, gt_report *const *in)
+{
+    enum gt_gpu_source src = gt_report_gpu_source(in[0]);
+    bool same = true;
+    for (size_t i = 1; i < m->n; i++) same = same && gt_report_gpu_source(in[i]) == src;
+    if (same) {
+        gt_report_set_gpu_source(m->out, src, m->n == 1 ? gt_report_gpu_source_detail(in[0]) : "");
+        return;
+    }
+    char detail[GT_GPU_DETAIL_MAX];
+    size_t len = (size_t)snprintf(detail, sizeof detail, "the inputs differ:");
+    for (size_t i = 0; i < m->n && len < sizeof detail; i++)
+        len += (size_t)snprintf(detail + len, sizeof detail - len, "%s input %zu %s",
+                                i ? "," : "", i + 1, gt_gpu_source_name(gt_report_gpu_source(in[i])));
+    gt_report_set_gpu_source(m->out, GT_GPU_SOURCE_MIXED, detail);
+}
+
 /* GPU timing was off for a reason only when it was so in every input:
  * the first input's reason says it. */
 static void merge_timing_off(merge_ctx *m, gt_report *const *in)
@@ -489,7 +509,9 @@ static bool merge_totals(merge_ctx *m, const gt_report *in)
     gt_report *out = m->out;
     out->opt.categories |= in->opt.categories;
     if (in->opt.verbosity > out->opt.verbosity) out->opt.verbosity = in->opt.verbosity;
-    if (in->opt.gpu_timing != GT_GPU_TIMING_OFF) out->opt.gpu_timing = GT_GPU_TIMING_EVENTS;
+    if (in->opt.gpu_timing != GT_GPU_TIMING_OFF &&
+        (out->opt.gpu_timing == GT_GPU_TIMING_OFF || out->opt.gpu_timing > in->opt.gpu_timing))
+        out->opt.gpu_timing = in->opt.gpu_timing;
     out->events += in->events;
     out->dropped += in->dropped;
     out->busy.retired_ns += gt_gpu_busy_ns(&in->busy);
@@ -546,6 +568,7 @@ gt_report *gt_report_merge(gt_report *const *in, const char *const *files, size_
         ok = finish_category(&m, c);
     ok = ok && merge_memory(&m, in) && merge_marks(&m, in);
     if (ok) merge_timing_off(&m, in);
+    if (ok) merge_gpu_source(&m, in);
     if (ok) merge_advice(&m, in);
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         free(m.acc[c].rows);

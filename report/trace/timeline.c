@@ -7,6 +7,8 @@
 
 void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev)
 {
+    /* A graph's node is drawn by its launch's slice. */
+    if (ev->flags & GT_EVF_GRAPH_NODE) return;
     bool nvtx = (categories & GT_CAT_BIT(GT_CAT_NVTX)) != 0;
     switch ((enum gt_event_kind)ev->kind) {
     case GT_EV_KERNEL:

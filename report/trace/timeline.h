@@ -93,8 +93,6 @@ typedef struct gt_timeline_draw {
  * `categories`. */
 void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, const gt_event *ev);
 
-#define GT_PER_THREAD_STREAM 2u /* CU_STREAM_PER_THREAD's value */
-
 /* The stream track a piece of GPU work is drawn on: its stream, but each
  * thread's per-thread default stream (CU_STREAM_PER_THREAD) apart, as
  * (tid << 3) | 2, which no stream handle (an aligned pointer) nor the

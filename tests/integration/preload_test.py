@@ -148,7 +148,7 @@ def case_bad_config():
         check(shim[2] == "", "all on the log file: %r" % shim[2])
         with open(log) as f:
             lines = f.read().splitlines()
-        check(lines[0] == "gputrace: warning: GPUTRACE_GPU_TIMING='sometimes' ignored: expected events or off",
+        check(lines[0] == "gputrace: warning: GPUTRACE_GPU_TIMING='sometimes' ignored: expected auto, cupti, events or off",
               "the warning first: %r" % lines[:2])
         check(len(summary_lines("\n".join(lines))) == 2, "parent and child both append: %r" % lines)
 

@@ -44,7 +44,7 @@ static void assert_defaults_except(const gt_config *c, enum gt_config_var except
     if (except != GT_VAR_CATEGORIES) assert_int_equal(c->categories, GT_CAT_ALL);
     if (except != GT_VAR_OUTPUT) assert_string_equal(c->output, "");
     if (except != GT_VAR_FORMAT) assert_int_equal(c->formats, GT_FMT_BIT(GT_OUTPUT_JSON));
-    if (except != GT_VAR_GPU_TIMING) assert_int_equal(c->gpu_timing, GT_GPU_TIMING_EVENTS);
+    if (except != GT_VAR_GPU_TIMING) assert_int_equal(c->gpu_timing, GT_GPU_TIMING_AUTO);
     if (except != GT_VAR_LOG) assert_int_equal(c->log_dest, GT_LOG_STDERR);
     if (except != GT_VAR_BUFFER_MB) assert_int_equal(c->buffer_bytes, 64u << 20);
     if (except != GT_VAR_CAPTURE) {
@@ -55,6 +55,7 @@ static void assert_defaults_except(const gt_config *c, enum gt_config_var except
     if (except != GT_VAR_DELAY) assert_int_equal(c->delay_ns, 0);
     if (except != GT_VAR_DURATION) assert_int_equal(c->duration_ns, 0);
     if (except != GT_VAR_INTERVAL) assert_int_equal(c->interval_ns, 0);
+    if (except != GT_VAR_CUPTI_PATH) assert_string_equal(c->cupti_path, "");
 }
 
 /* The value is rejected: defaults everywhere and exactly this warning. */
@@ -196,11 +197,19 @@ static void test_gpu_timing(void **state)
     assert_int_equal(cfg.gpu_timing, GT_GPU_TIMING_OFF);
     assert_accepted("GPUTRACE_GPU_TIMING", "Events");
     assert_int_equal(cfg.gpu_timing, GT_GPU_TIMING_EVENTS);
+    assert_accepted("GPUTRACE_GPU_TIMING", " cupti");
+    assert_int_equal(cfg.gpu_timing, GT_GPU_TIMING_CUPTI);
+    assert_accepted("GPUTRACE_GPU_TIMING", "AUTO");
+    assert_int_equal(cfg.gpu_timing, GT_GPU_TIMING_AUTO);
     assert_rejected("GPUTRACE_GPU_TIMING", "on",
-                    "gputrace: warning: GPUTRACE_GPU_TIMING='on' ignored: expected events or off");
+                    "gputrace: warning: GPUTRACE_GPU_TIMING='on' ignored: expected auto, cupti, "
+                    "events or off");
     assert_rejected("GPUTRACE_GPU_TIMING", "events,off",
-                    "gputrace: warning: GPUTRACE_GPU_TIMING='events,off' ignored: expected events "
-                    "or off");
+                    "gputrace: warning: GPUTRACE_GPU_TIMING='events,off' ignored: expected auto, "
+                    "cupti, events or off");
+    assert_accepted("GPUTRACE_CUPTI_PATH", "/opt/cupti/libcupti.so.13");
+    assert_string_equal(cfg.cupti_path, "/opt/cupti/libcupti.so.13");
+    assert_defaults_except(&cfg, GT_VAR_CUPTI_PATH);
 }
 
 static void test_output_and_log_paths(void **state)
@@ -307,7 +316,7 @@ static void test_garbage_is_escaped(void **state)
         "d\xc3\xa9sactiv\xc3\xa9 \xc2\x9b"
         "31m",
         "gputrace: warning: GPUTRACE_GPU_TIMING='d\xc3\xa9sactiv\xc3\xa9 \\xc2\\x9b31m' "
-        "ignored: expected events or off");
+        "ignored: expected auto, cupti, events or off");
     assert_rejected("GPUTRACE_CATEGORIES", "it's \\ bad",
                     "gputrace: warning: GPUTRACE_CATEGORIES='it\\'s \\\\ bad' ignored: expected a "
                     "comma list of all, kernel, memcpy, memset, memory, compile, module, sync, "
@@ -315,7 +324,7 @@ static void test_garbage_is_escaped(void **state)
     /* Overlong encodings and surrogates are not well-formed. */
     assert_rejected("GPUTRACE_GPU_TIMING", "\xc0\xaf\xed\xa0\x80",
                     "gputrace: warning: GPUTRACE_GPU_TIMING='\\xc0\\xaf\\xed\\xa0\\x80' ignored: "
-                    "expected events or off");
+                    "expected auto, cupti, events or off");
 }
 
 /* A multi-byte character is never cut: the shown prefix stops before it. */
