@@ -1,18 +1,25 @@
 /* The shim's cost on a kernel launch (figures, not tests: see
  * scripts/bench.sh), on the emulated driver with a zero-duration kernel.
  *
- *   gt_bench_launch PATH/libgputrace.so [launches] [runs]
+ *   gt_bench_launch PATH/libgputrace.so [launches] [runs] [PATH/libcupti_ref.so]
  *
  * Two paths into the driver:
  *   driver   cuLaunchKernel, as driver-API programs and the static runtime
  *   runtime  __cudaLaunchKernel, what nvcc's <<<>>> calls with the shared
  *            runtime (the emulated libcudart.so.13): the shim's runtime
  *            wrapper and the driver wrapper under it record one event
- * each in five modes, the runs interleaved so that a change in machine
+ * each in these modes, the runs interleaved so that a change in machine
  * load touches every mode alike:
  *   bare     no shim
  *   off      LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=off
  *   events   LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=events
+ *   cupti    LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=cupti (the
+ *            emulator's libcupti.so.13, which does its own work per launch:
+ *            the callback, a record)
+ *   ref      no shim, the kit's CUPTI reference recorder injected
+ *            (CUDA_INJECTION64_PATH): what CUPTI's records cost alone, so
+ *            that cupti - ref is what the shim adds to them (only with the
+ *            recorder's path given)
  *   disabled LD_PRELOAD=libgputrace.so, GPUTRACE_CATEGORIES=memory: the
  *            launch's categories (kernel, api) off
  *   outside  LD_PRELOAD=libgputrace.so, GPUTRACE_CAPTURE=profiler-api, GPU
@@ -49,8 +56,10 @@
 #define WARM_UP 200000
 #define MAX_RUNS 99
 
-enum mode { BARE, OFF, EVENTS, DISABLED, OUTSIDE, MODES };
-static const char *const mode_names[MODES] = {"bare", "off", "events", "disabled", "outside"};
+enum mode { BARE, OFF, EVENTS, DISABLED, OUTSIDE, CUPTI, REF, MODES };
+static const char *const mode_names[MODES] = {"bare",    "off",   "events", "disabled",
+                                              "outside", "cupti", "ref"};
+static const char *cupti_ref; /* the reference recorder's path; NULL: no ref mode */
 enum path { DRIVER, RUNTIME, PATHS };
 static const char *const path_names[PATHS] = {"driver", "runtime"};
 
@@ -144,11 +153,14 @@ static int run_child(const char *self, const char *shim, enum path path, enum mo
         unsetenv("GPUTRACE_OUTPUT");
         unsetenv("GPUTRACE_CATEGORIES");
         unsetenv("GPUTRACE_CAPTURE");
-        if (mode == BARE) {
+        unsetenv("CUDA_INJECTION64_PATH");
+        if (mode == BARE || mode == REF) {
             unsetenv("LD_PRELOAD");
+            if (mode == REF) setenv("CUDA_INJECTION64_PATH", cupti_ref, 1);
         } else {
             setenv("LD_PRELOAD", shim, 1);
-            setenv("GPUTRACE_GPU_TIMING", mode == OFF ? "off" : "events", 1);
+            setenv("GPUTRACE_GPU_TIMING",
+                   mode == OFF ? "off" : mode == CUPTI ? "cupti" : "events", 1);
         }
         if (mode == DISABLED) setenv("GPUTRACE_CATEGORIES", "memory", 1);
         if (mode == OUTSIDE) setenv("GPUTRACE_CAPTURE", "profiler-api", 1);
@@ -184,6 +196,7 @@ static int run_round(const char *shim, uint64_t launches, int run, path_figures 
 {
     for (int p = 0; p < PATHS; p++) {
         for (int m = 0; m < MODES; m++) {
+            if (m == REF && !cupti_ref) continue;
             struct result res;
             if (run_child("/proc/self/exe", shim, (enum path)p, (enum mode)m, launches, &res)) {
                 fprintf(stderr, "gt_bench_launch: the %s %s run failed\n", path_names[p],
@@ -214,6 +227,7 @@ int main(int argc, char **argv)
     }
     uint64_t launches = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
     int runs = argc > 3 ? atoi(argv[3]) : 7;
+    cupti_ref = argc > 4 ? argv[4] : NULL;
     if (launches == 0 || runs < 1 || runs > MAX_RUNS) return 2;
     static path_figures fig[PATHS];
     for (int p = 0; p < PATHS; p++)
@@ -227,7 +241,7 @@ int main(int argc, char **argv)
     for (int p = 0; p < PATHS; p++) {
         double med[MODES];
         for (int m = 0; m < MODES; m++)
-            med[m] = bench_median(fig[p].ns[m], runs);
+            med[m] = m == REF && !cupti_ref ? 0 : bench_median(fig[p].ns[m], runs);
         const struct result *e = &fig[p].events;
         const char *note = fig[p].intercepted ? "" : " (not intercepted: the shim's load only)";
         printf("| launch, %s: bare | %.1f ns | |\n", path_labels[p], med[BARE]);
@@ -237,6 +251,13 @@ int main(int argc, char **argv)
                " events created per launch | 2 records, 0 created |\n",
                path_labels[p], note, med[EVENTS] - med[BARE],
                (double)e->records / (double)e->launches, e->created);
+        printf("| launch, %s: added, CUPTI source%s | %+.1f ns, %+.1f ns over timing off | "
+               "<= +60 ns over timing off |\n",
+               path_labels[p], note, med[CUPTI] - med[BARE], med[CUPTI] - med[OFF]);
+        if (cupti_ref)
+            printf("| launch, %s: added by a bare CUPTI recorder (the kit's reference) | %+.1f ns; "
+                   "the CUPTI source adds %+.1f ns to it | |\n",
+                   path_labels[p], med[REF] - med[BARE], med[CUPTI] - med[REF]);
         printf("| launch, %s: added, kernel and api categories off%s | %+.1f ns | |\n",
                path_labels[p], note, med[DISABLED] - med[BARE]);
         const struct result *o = &fig[p].outside;

@@ -11,7 +11,8 @@
 # Sets GPUTRACE_CUDA_ROOT and GPUTRACE_CUDA_INCLUDE (its include directory).
 
 set(GPUTRACE_CUDA_HEADERS
-    cuda.h cuda_runtime_api.h driver_types.h nvrtc.h nvvm.h nvJitLink.h nvtx3/nvToolsExt.h)
+    cuda.h cuda_runtime_api.h driver_types.h nvrtc.h nvvm.h nvJitLink.h nvtx3/nvToolsExt.h
+    cupti.h cupti_activity.h cupti_callbacks.h cupti_driver_cbid.h cupti_runtime_cbid.h)
 
 # gt_cuda_missing(<root> <out>): the headers <root>/include lacks, blank-separated.
 # NVIDIA's toolkits keep nvvm.h apart, in nvvm/include; the wheels (and some

@@ -6,10 +6,12 @@
 #   drain's throughput, chunk memory against the cap (bench_pipeline.c);
 #   a kernel launch on the emulated driver, on the driver's and on the
 #   shared runtime's path, bare and under libgputrace.so with GPU timing
-#   off and on, with event records and events created per launch
-#   (bench_launch.c), also outside a capture window and with its categories
-#   off; a launch while snapshots of a large report are written, against
-#   none (bench_snapshot.c); the writers, every format for 1M and 10M events, to
+#   off and on, with event records and events created per launch, with
+#   the CUPTI source and with a bare CUPTI recorder (bench_launch.c), also
+#   outside a capture window and with its categories off; 2M CUPTI-timed
+#   launches from 2 threads through the drain, none dropped or pending; a
+#   launch while snapshots of a large report are written, against none
+#   (bench_snapshot.c); the writers, every format for 1M and 10M events, to
 #   a file and to /dev/null, and each streamed trace apart, the Chrome JSON
 #   and the Perfetto protobuf side by side from the same run: its time (and
 #   CPU time) and its bytes per record (bench_writers.c); gputrace report,
@@ -33,7 +35,8 @@ files=${GPUTRACE_BENCH_FILES:-/tmp}
 # BUILD_TESTING configures the emulated driver and runtime the launch benchmark runs on.
 cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
 cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline gt_bench_writers \
-    gt_bench_launch gt_bench_snapshot gt_bench_tools gputrace gputrace_cli >/dev/null
+    gt_bench_launch gt_bench_snapshot gt_bench_tools gputrace gputrace_cli gtemu_cupti \
+    cupti_ref mt_launcher >/dev/null
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -78,7 +81,22 @@ echo
 echo "| figure | value | target |"
 echo "|---|---|---|"
 "$build/bench/gt_bench_pipeline"
-"$build/bench/gt_bench_launch" "$build/lib/libgputrace.so"
+"$build/bench/gt_bench_launch" "$build/lib/libgputrace.so" 1000000 7 "$build/gpu/libcupti_ref.so"
+# The drain keeps up with CUPTI's records: 2 M launches of a 1 us kernel
+# from 2 threads at the default buffer, none dropped, none pending at the cut.
+keep=$(mktemp -d "$files/gt_bench_cupti.XXXXXX")
+LD_LIBRARY_PATH="$build/emu/lib" GPUTRACE_EMU_KERNEL_NS='*=1000' \
+    "$build/bin/gputrace" -v none --gpu-timing cupti -o "$keep/run" -f json -- \
+    "$build/tests/apps/mt_launcher" 2 1000000 >/dev/null
+python3 - "$keep/run.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t, k = r["totals"], r["kernels"][0]
+print(f"| drain with CUPTI: 2M launches from 2 threads, default buffer ({r['gpu_timing']['source']}) "
+      f"| {k['timed']} timed, {t['dropped']} dropped, {t.get('gpu_pending_at_exit', 0)} pending at "
+      f"the cut | 0 dropped, 0 pending |")
+EOF2
+rm -rf "$keep"
 snapdir=$(mktemp -d "$files/gt_bench_snapshot.XXXXXX")
 "$build/bench/gt_bench_snapshot" "$build/lib/libgputrace.so" "$snapdir"
 rm -rf "$snapdir"

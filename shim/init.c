@@ -37,6 +37,7 @@
 #include "collect.h"
 #include "config.h"
 #include "emit.h"
+#include "gpu_source.h"
 #include "init.h"
 #include "intercept.h"
 #include "log.h"
@@ -81,6 +82,12 @@ int gt_note_cuda_call_slow(void)
         atomic_store_explicit(&gt_cuda_used, GT_CUDA_PASS_THROUGH, memory_order_relaxed);
         return 0;
     }
+    /* The GPU time source, before this first call goes on: CUPTI wants to
+     * start before contexts exist. Its work is not recorded. */
+    uint32_t guard = gt_tls.guard;
+    gt_tls.guard = 1;
+    gt_gpu_source_choose();
+    gt_tls.guard = guard;
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_USED, memory_order_relaxed);
     /* A delay that ended before the first call: recording starts with it,
      * not when the drain thread first looks at the time. */

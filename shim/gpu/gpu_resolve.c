@@ -18,6 +18,7 @@
 #include "event.h"
 #include "gpu_internal.h"
 #include "gpu_time.h"
+#include "pipeline.h"
 
 enum {
     NOT_READY = -1,
@@ -107,6 +108,12 @@ static int resolve_pair(gt_gpu_pair *p, gt_gpu_span *span)
 
 int gt_gpu_resolve(gt_event *ev, int give_up)
 {
+    if (give_up == GT_GPU_GIVE_UP_CUT) {
+        /* The process is ending: the pair is not even given back. */
+        ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
+        ev->gpu_start = ev->gpu_end = 0;
+        return 1;
+    }
     gt_gpu_pair *p = (gt_gpu_pair *)(uintptr_t)ev->gpu_start;
     gt_gpu_span span = {0};
     int res = NO_TIME;

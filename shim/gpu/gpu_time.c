@@ -19,6 +19,8 @@
  * created. When the thread works in another context, or the pool was
  * retired (its generation changed), the cache goes back to its pool. */
 #include "compiler.h"
+#include "cupti_internal.h"
+#include "gpu_source.h"
 #include "config.h"
 #include "event.h"
 #include "gpu_internal.h"
@@ -272,7 +274,7 @@ static gt_gpu_pair *begin_timed(CUstream stream, int per_thread)
 
 gt_gpu_pair *gt_gpu_begin(CUstream stream, int per_thread)
 {
-    if (GT_UNLIKELY(gt_cfg.gpu_timing != GT_GPU_TIMING_EVENTS)) return NULL;
+    if (GT_UNLIKELY(gt_gpu_src() != GT_SRC_EVENTS)) return NULL;
     /* After the report's cut GPU times are read no more: work then is late. */
     if (GT_UNLIKELY(gt_pipeline_cutting())) return NULL;
     int saved = errno;
@@ -405,11 +407,37 @@ static const char *off_reason(void)
     return why ? why : gt_gpu_pool_off_reason();
 }
 
-static const gt_gpu_resolver resolver = {gt_gpu_resolve, off_reason};
+/* The source a record waits on says which resolves it (gpu_source.h). */
+static int resolve(gt_event *ev, int give_up)
+{
+    if (ev->gpu_end == GT_GPU_CUPTI_KEY) return gt_cupti_resolve(ev, give_up);
+    return gt_gpu_resolve(ev, give_up);
+}
+
+/* CUPTI's completed buffers are read on every pass once CUPTI ran: a
+ * hand-over leaves records in flight to resolve. */
+static void poll(uint64_t settle_left_ns)
+{
+    if (gt_cupti_session_started()) gt_cupti_poll(settle_left_ns);
+}
+
+static uint32_t extras(const gt_event *ev, gt_event *out, uint32_t cap)
+{
+    return ev->kind == GT_EV_GRAPH ? gt_cupti_extras(ev, out, cap) : 0;
+}
+
+static const gt_gpu_resolver resolver = {
+    .resolve = resolve,
+    .poll = poll,
+    .off_reason = off_reason,
+    .extras = extras,
+    .source = gt_gpu_source_report,
+};
 
 __attribute__((constructor)) static void gpu_time_load(void)
 {
     gt_set_gpu_resolver(&resolver);
     gt_atfork_child_add(gt_gpu_after_fork_child);
+    gt_atfork_child_add(gt_gpu_source_after_fork_child);
     cache_key_ok = pthread_key_create(&cache_key, cache_thread_exit) == 0;
 }

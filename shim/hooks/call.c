@@ -134,7 +134,7 @@ static inline __attribute__((always_inline)) void describe(const gt_call *c, CUr
     /* The device places GPU times. A timed call gets it from its pair's
      * pool (gt_gpu_attach), asked once per context; only untimed work
      * while timing is on (captured, or refused a pair) asks the driver. */
-    if (gt_kind_is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF && !c->pair) {
+    if (gt_kind_is_gpu_work(c->kind) && gt_gpu_src() != GT_SRC_OFF && !c->pair) {
         ev->device = gt_current_device();
         if (captured(c)) ev->flags |= GT_EVF_CAPTURED;
     }
@@ -152,11 +152,17 @@ static inline void finish(gt_event *ev, const gt_call *c, int32_t result, uint64
     if (GT_UNLIKELY(!gt_capture_open())) ev->flags |= GT_EVF_UNCAPTURED;
 }
 
-/* Hands the pair to the record (or lets it go) and commits. */
-static inline void commit(gt_event *ev, gt_gpu_pair *pair)
+/* Hands the pair to the record (or lets it go), or with CUPTI the
+ * correlation id to the record of work that ran (it succeeded and was not
+ * captured into a graph), and commits. */
+static inline void commit(gt_event *ev, gt_gpu_pair *pair, const gt_call *c)
 {
     if (pair) gt_gpu_attach(ev, pair);
-    if (ev) gt_ev_commit(ev);
+    if (!ev) return;
+    if (c->cupti && ev->result == 0 && gt_kind_is_gpu_work(ev->kind) &&
+        !(ev->flags & GT_EVF_CAPTURED))
+        gt_cupti_attach(ev, c->cupti_mark);
+    gt_ev_commit(ev);
 }
 
 /* A call with no category of its own is recorded for `api` only. */
@@ -199,7 +205,7 @@ void gt_driver_after(gt_call *c, CUresult r)
             if (!c->t0) c->t0 = t1;
             finish(ev, c, r, t1);
         }
-        commit(ev, c->pair);
+        commit(ev, c->pair, c);
     }
     errno = saved;
 }
@@ -237,6 +243,6 @@ void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)
         finish(ev, c, r, t1);
         ev->flags |= GT_EVF_RUNTIME;
     }
-    commit(ev, d->pair);
+    commit(ev, d->pair, c);
     errno = saved;
 }

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "event.h"
+#include "gpu_source.h"
 #include "gpu_time.h"
 #include "intercept.h"
 #include "record.h"
@@ -47,6 +48,8 @@ typedef struct gt_call {
     /* Set by the call code. */
     uint64_t t0; /* 0: not timed (it describes a runtime call) */
     gt_gpu_pair *pair;
+    uint32_t cupti_mark; /* gt_cupti_mark() before the real call */
+    uint8_t cupti;       /* timed by CUPTI: the record takes the correlation id */
 } gt_call;
 
 /* What the runtime wrapper learns from the driver wrapper under it
@@ -100,12 +103,25 @@ static inline void gt_call_copy(gt_call *c, const void *dst, enum gt_side dst_si
  * there is none. Asks the driver (remembered per thread and context). */
 uint16_t gt_current_device(void);
 
+/* Whether the call's GPU work is timed: its kind is GPU work, recorded. */
+static inline int gt_call_times(const gt_call *c)
+{
+    return gt_kind_is_gpu_work(c->kind) && (gt_hook_mode(c->hook) & GT_HOOK_WORK);
+}
+
 /* Whether the call's GPU work is bracketed by an event pair (`timed`: by
  * this wrapper itself, as driver wrappers do). */
 static inline int gt_call_pairs(const gt_call *c, int timed)
 {
-    return timed && gt_kind_is_gpu_work(c->kind) && gt_cfg.gpu_timing != GT_GPU_TIMING_OFF &&
-           (gt_hook_mode(c->hook) & GT_HOOK_WORK);
+    return timed && gt_call_times(c) && gt_gpu_src() == GT_SRC_EVENTS;
+}
+
+/* With CUPTI, where the thread's count of traced calls stands before the
+ * real call (gpu_source.h): a load from TLS, no call. */
+static inline void gt_call_cupti_mark(gt_call *c)
+{
+    c->cupti = gt_call_times(c) && gt_gpu_src() == GT_SRC_CUPTI;
+    if (c->cupti) c->cupti_mark = gt_cupti_mark();
 }
 
 /* A blocking synchronize publishes the thread's records first, so that the
@@ -135,6 +151,7 @@ static inline gt_rt_detail *gt_call_detail(const gt_call *c)
 static inline void gt_driver_before(gt_call *c)
 {
     c->pair = NULL;
+    gt_call_cupti_mark(c);
     if (GT_UNLIKELY(gt_call_pairs(c, 1) || gt_call_flushes(c))) gt_call_before_work(c, 1);
     /* A call that describes a runtime call is not timed: the runtime call's
      * record has its own host times. Two clock reads fewer per launch. */
@@ -152,8 +169,10 @@ static inline void gt_runtime_before(gt_call *c, gt_rt_detail *d)
      * describe() (call.c) but the name, which only a kernel has. */
     d->work.name = 0;
     gt_rt_current = d;
-    /* The runtime's GPU work is timed by the driver wrappers under it. */
+    /* The runtime's GPU work is timed by the driver wrappers under it
+     * (event pairs), or by CUPTI with the runtime call's correlation id. */
     c->pair = NULL;
+    gt_call_cupti_mark(c);
     if (GT_UNLIKELY(gt_call_flushes(c))) gt_call_before_work(c, 0);
     c->t0 = gt_clock_ticks();
 }

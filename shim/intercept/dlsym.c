@@ -21,23 +21,51 @@
  * points hand those lookups to glibc as tail calls, and the caller glibc
  * sees stays the program's: the functions are always optimised for that,
  * whatever the build type. Only a "cu", "nv" or "__nv" name with a real
- * handle goes through the shim's own code. */
+ * handle goes through the shim's own code.
+ *
+ * One library the shim loaded for itself, libcupti, finds the driver with
+ * dlsym too: its lookups get glibc's answer (gt_dlsym_private), so that
+ * its own CUDA calls never reach the wrappers and are never recorded. */
 #include "active_copy.h"
 #include "compiler.h"
 #include "log.h"
 #include "intercept.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <stddef.h>
 
+/* The load address of the library whose lookups get glibc's answer; NULL
+ * when none. Release by the setter, acquire here. */
+static _Atomic(const void *) private_base;
+
+void gt_dlsym_private(const void *base)
+{
+    atomic_store_explicit(&private_base, base, memory_order_release);
+}
+
+static int from_private(const void *caller)
+{
+    const void *base = atomic_load_explicit(&private_base, memory_order_acquire);
+    if (!base) return 0;
+    Dl_info info;
+    return dladdr(caller, &info) && info.dli_fbase == base;
+}
+
+int gt_dlsym_caller_private(const void *caller)
+{
+    return from_private(caller);
+}
+
 /* The lookup, for a name that may be a CUDA entry point. */
-static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, const char *name)
+static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, const char *name,
+                                              const void *caller)
 {
     void *found = real(handle, name);
     /* glibc's error stays for dlerror(); an inactive copy hands out no
-     * wrapper (copies.c). */
-    if (!found || !gt_copy_active()) return found;
+     * wrapper (active_copy.c). */
+    if (!found || !gt_copy_active() || from_private(caller)) return found;
     gt_hook *h = gt_hook_find(name);
     if (!h) return found;
     int saved = errno;
@@ -77,7 +105,7 @@ static inline int maybe_cuda(void *handle, const char *name)
         gt_dlsym_fn real = gt_real_dlsym();                                                        \
         if (GT_UNLIKELY(!real)) return NULL;                                                       \
         if (GT_LIKELY(!maybe_cuda(handle, name))) return real(handle, name);                       \
-        return lookup(real, handle, name);                                                         \
+        return lookup(real, handle, name, __builtin_return_address(0));                            \
     }
 
 void *gt_dlsym_current(void *handle, const char *name);

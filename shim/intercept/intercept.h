@@ -136,6 +136,12 @@ gt_dlsym_fn gt_libc_dlsym(void);
  * tool's, else glibc's); never the shim's own or another copy's. */
 gt_dlsym_fn gt_real_dlsym(void);
 
+/* Lookups made by code of the library loaded at `base` (libcupti, which
+ * the shim loads for itself) get glibc's answer, never a wrapper. */
+void gt_dlsym_private(const void *base);
+/* Whether code at `caller` is that library's. */
+int gt_dlsym_caller_private(const void *caller);
+
 /* The definition of `name` after this copy in the global scope (RTLD_NEXT),
  * past any other copy of libgputrace.so; NULL when none. */
 void *gt_next_symbol(const char *name);
@@ -196,6 +202,9 @@ uint32_t gt_kernel_name(uint64_t handle);
  * queries: cuModuleGetFunction (a CUfunction), cuLibraryGetKernel (a
  * CUkernel), __cudaRegisterFunction (a host stub). `mangled` is copied. */
 void gt_kernel_name_note_function(uint64_t func, const char *mangled);
+/* The string id of a kernel's demangled name, from its mangled one (CUPTI's
+ * record of a graph's kernel node names it so). */
+uint32_t gt_kernel_name_of_mangled(const char *mangled);
 void gt_kernel_name_note_kernel(uint64_t kernel, const char *mangled);
 void gt_kernel_name_note_stub(uint64_t stub, const char *mangled);
 

@@ -163,3 +163,8 @@ void gt_kernel_names_invalidate(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 }
+
+uint32_t gt_kernel_name_of_mangled(const char *mangled)
+{
+    return mangled && mangled[0] ? demangled_id(mangled) : 0;
+}

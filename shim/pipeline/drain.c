@@ -91,6 +91,14 @@ const char *gt_gpu_timing_off_reason(void)
     return r && r->off_reason ? r->off_reason() : NULL;
 }
 
+enum gt_gpu_source gt_gpu_timing_source(char *detail, size_t cap)
+{
+    const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
+    if (r && r->source) return r->source(detail, cap);
+    if (cap) detail[0] = '\0';
+    return GT_GPU_SOURCE_OFF;
+}
+
 /* ------------------------------------------------------ consuming */
 
 static int is_blocked(uint32_t owner)
@@ -128,6 +136,21 @@ static void consume_run(gt_chunk *c, uint32_t from, uint32_t to)
     consumed += to - from;
 }
 
+/* Records the source made for ev = c->ev[i] (resolved), handed over right
+ * after it: the run up to ev first. Returns where the next run starts. */
+#define EXTRAS_MAX 64u
+static uint32_t consume_extras(const gt_gpu_resolver *r, gt_chunk *c, uint32_t run, uint32_t i)
+{
+    gt_event extra[EXTRAS_MAX];
+    uint32_t n = r->extras(&c->ev[i], extra, EXTRAS_MAX);
+    if (!n) return run;
+    consume_run(c, run, i + 1);
+    do
+        params.consume(extra, n, params.ctx);
+    while ((n = r->extras(&c->ev[i], extra, EXTRAS_MAX)) != 0);
+    return i + 1;
+}
+
 /* Whether an end step's time for GPU times is up. Until then a pending
  * GPU time is read if it can be: a backlog of records to resolve (the
  * drain behind threads that launch without pause) would otherwise hold
@@ -140,23 +163,20 @@ static int past_gpu_deadline(void)
 }
 
 /* Resolves ev's GPU time; 0 when it must wait. After the cut (the record
- * is late) and past an end step's deadline it is given up at once. From
- * the cut on, nothing reads or reuses an event pair any more (the process
- * is ending), so the resolver is not even asked to give the record's pair
- * back: with the drain far behind threads launching without pause, giving
- * back hundreds of thousands of pairs would cost the exit more than its
- * bound. Before an exec (the exec may fail and the program go on), pairs
- * are given back. */
+ * is late) and past an end step's deadline it is given up at once: timed
+ * only if the source has the time at hand. From the cut on, nothing reads
+ * or reuses an event pair any more (the process is ending), so the source
+ * is told not to give anything back (GT_GPU_GIVE_UP_CUT): with the drain
+ * far behind threads launching without pause, giving back hundreds of
+ * thousands of pairs would cost the exit more than its bound. Before an
+ * exec (the exec may fail and the program go on), pairs are given back. */
 static int settle_gpu(const gt_gpu_resolver *r, gt_event *ev)
 {
     if (!r) return 1;
     int late = cut_done;
     if (!late && !past_gpu_deadline()) return r->resolve(ev, 0);
-    if (gt_pipeline_cutting())
-        ev->gpu_start = ev->gpu_end = 0;
-    else
-        r->resolve(ev, 1);
-    gpu_given_up += !late;
+    r->resolve(ev, gt_pipeline_cutting() ? GT_GPU_GIVE_UP_CUT : GT_GPU_GIVE_UP);
+    gpu_given_up += !late && !(ev->flags & GT_EVF_GPU_TIMED);
     return 1;
 }
 
@@ -213,6 +233,7 @@ static int consume_chunk(gt_chunk *c, int in_end_step)
             return CHUNK_WAIT_GPU;
         }
         ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
+        if (r && r->extras) run = consume_extras(r, c, run, i);
     }
     consume_run(c, run, c->h.limit);
     c->h.done = c->h.limit;
@@ -247,6 +268,11 @@ static void consume_list(gt_chunk *c, int in_end_step)
 static void consume_all(gt_chunk *fresh)
 {
     int in_end_step = gt_tls.finishing;
+    const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
+    if (r && r->poll && !cut_done) {
+        uint64_t now = gpu_deadline_ns ? gt_clock_mono_ns() : 0;
+        r->poll(gpu_deadline_ns > now ? gpu_deadline_ns - now : gpu_deadline_ns ? 1 : 0);
+    }
     gt_chunk *held = held_head;
     held_head = NULL;
     held_tail = &held_head;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "settings.h"
 
 /* The drain thread and the pipeline's life: start on first use, held
  * chunks for pending GPU times, finishing exactly once. */
@@ -17,17 +18,37 @@
  * GT_EVF_GPU_TIMED and gpu_start/gpu_end in CLOCK_MONOTONIC ns when it has
  * them), 0 while the GPU work is not complete (the record's chunk, and
  * every later chunk of its thread, are held and retried). With give_up
- * set it must clear the flag and return 1 (the record is then reported
- * without GPU time). With no resolver registered no record can be pending,
- * and a flagged record is reported without GPU time. */
+ * set it must clear the flag and return 1, with the time when it has it at
+ * once, else without GPU time. GT_GPU_GIVE_UP_CUT is give_up from the
+ * report's cut on: the process is ending, so nothing need be given back
+ * (a source whose answer costs more than a lookup gives none). With no
+ * resolver registered no record can be pending, and a flagged record is
+ * reported without GPU time. */
+#define GT_GPU_GIVE_UP 1
+#define GT_GPU_GIVE_UP_CUT 2
 typedef struct gt_gpu_resolver {
     int (*resolve)(gt_event *ev, int give_up);
+    /* Called on the draining thread before each pass that resolves records
+     * (may be NULL): lets the source bring in what resolving needs.
+     * settle_left_ns is what is left of an end step's wait for pending GPU
+     * times, 0 outside one. */
+    void (*poll)(uint64_t settle_left_ns);
     /* Why GPU timing, configured on, could give no time at all (a short
      * phrase for the report), or NULL. May be NULL itself. */
     const char *(*off_reason)(void);
+    /* After resolve() cleared ev's flag: records to hand to the consumer
+     * right after ev (up to cap into out, 0 when none are left; called
+     * until 0), made by the source for ev's work (a graph launch's kernel
+     * nodes). Host times 0. May be NULL. */
+    uint32_t (*extras)(const gt_event *ev, gt_event *out, uint32_t cap);
+    /* Where the times came from, with which library or why not CUPTI in
+     * detail (for the report; SPEC §12 gpu_timing). May be NULL. */
+    enum gt_gpu_source (*source)(char *detail, size_t cap);
 } gt_gpu_resolver;
 void gt_set_gpu_resolver(const gt_gpu_resolver *r); /* store-release; NULL removes */
 const char *gt_gpu_timing_off_reason(void);         /* the registered resolver's, or NULL */
+/* The registered resolver's source; off (detail "") without one. */
+enum gt_gpu_source gt_gpu_timing_source(char *detail, size_t cap);
 
 /* Every record is reported (consumed before the cut), dropped before the
  * cut, or late (consumed after it, or dropped after it). */

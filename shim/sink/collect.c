@@ -193,7 +193,10 @@ void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
     gt_capture_info capture;
     gt_capture_get(&capture, p->end_ns);
     gt_report_set_capture(r, &capture);
-    if (gt_cfg.gpu_timing == GT_GPU_TIMING_EVENTS)
+    char detail[GT_GPU_DETAIL_MAX];
+    enum gt_gpu_source source = gt_gpu_timing_source(detail, sizeof detail);
+    gt_report_set_gpu_source(r, source, detail);
+    if (source == GT_GPU_SOURCE_EVENTS || source == GT_GPU_SOURCE_MIXED)
         gt_report_set_gpu_timing_off(r, gt_gpu_timing_off_reason());
     gt_report_set_snapshot(r, p->end_ns, !t->snapshot, t->signal);
     if (t->snapshot) {

@@ -1,6 +1,7 @@
 #include "gpu_test.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,14 +14,16 @@
 #include "tests/emu/gtemu.h"
 #include "clock.h"
 #include "event.h"
+#include "gpu_source.h"
 #include "gpu_time.h"
 #include "pipeline.h"
 #include "process.h"
 #include "record.h"
+#include "intercept.h"
 #include "resolve.h"
 
 /* ------------------------------------------------------------ stand-ins
- * The shim library defines these (resolve.c, init.c); the tests link the
+ * The shim library defines these (resolve.c, dlsym.c, init.c); the tests link the
  * GPU-timing code without them. */
 
 void *gt_cuda_real(const char *symbol)
@@ -28,6 +31,23 @@ void *gt_cuda_real(const char *symbol)
     static void *lib;
     if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     return lib ? dlsym(lib, symbol) : NULL;
+}
+
+/* The tests' lookups are theirs: nothing is told apart. */
+void gt_dlsym_private(const void *base)
+{
+    (void)base;
+}
+
+uint32_t gt_kernel_name_of_mangled(const char *mangled)
+{
+    (void)mangled;
+    return 0;
+}
+
+gt_dlsym_fn gt_real_dlsym(void)
+{
+    return (gt_dlsym_fn)dlsym;
 }
 
 int gpu_test_shutdown_calls;
@@ -172,6 +192,9 @@ const gt_event *gpu_test_find(uint64_t tag)
 
 void gpu_test_pipeline(int drain_thread)
 {
+    /* Event pairs: the source a process's first CUDA call would choose
+     * with GPUTRACE_GPU_TIMING=events. */
+    atomic_store(&gt_gpu_src_now, GT_SRC_EVENTS);
     gt_pipeline_params p = {
         .chunk_bytes = GT_CHUNK_DEFAULT_BYTES,
         .cap_bytes = 256u << 20,

@@ -76,7 +76,7 @@ static int fake_resolve(gt_event *ev, int give_up)
     return 1;
 }
 
-const gt_gpu_resolver check_gpu_resolver = {fake_resolve, NULL};
+const gt_gpu_resolver check_gpu_resolver = {.resolve = fake_resolve};
 
 void check_gpu_reset(void)
 {

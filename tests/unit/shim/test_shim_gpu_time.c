@@ -17,6 +17,7 @@
 #include "config.h"
 #include "event.h"
 #include "gpu_test.h"
+#include "gpu_source.h"
 #include "gpu_time.h"
 #include "record.h"
 #include "settings.h"
@@ -351,10 +352,10 @@ static void test_timing_off_records_nothing(void **state)
     CUstream s = new_stream(CU_STREAM_NON_BLOCKING);
     gpu_test_keep(10);
     uint64_t records = gpu_test_event_records();
-    gt_cfg.gpu_timing = GT_GPU_TIMING_OFF;
+    atomic_store(&gt_gpu_src_now, GT_SRC_OFF);
     assert_false(gpu_test_timed_kernel(K_SHORT, s, 0, 1));
     assert_false(gpu_test_timed_kernel(K_SHORT, NULL, 1, 2));
-    gt_cfg.gpu_timing = GT_GPU_TIMING_EVENTS;
+    atomic_store(&gt_gpu_src_now, GT_SRC_EVENTS);
     gpu_test_drain_until(2);
     assert_int_equal(gpu_test_event_records(), records);
     assert_int_equal(gpu_test_kept()->untimed, 2);
