@@ -224,6 +224,10 @@ struct gt_event {
     unsigned flags;
     bool recorded;
     bool sealed; /* timestamp observed: no longer re-timed */
+    /* Took the end of the work before it (a stop event): a GPU writes such
+     * a timestamp only after its front end saw the work end, which elapsed
+     * times read as GPUTRACE_EMU_EVENT_LATENCY_NS more. */
+    bool closed;
     uint64_t ts;
     struct gt_stream *stream;
     unsigned long long stream_id;
@@ -245,6 +249,7 @@ CUresult gt_event_check(CUevent h, struct gt_event **out);
 struct gt_event_view {
     bool recorded;
     bool captured;
+    bool closed;
     uint64_t ts;
     struct gt_wait_target at;
     uint64_t works;

@@ -154,6 +154,7 @@ static uint64_t run_event_record(struct gt_stream *s, struct gt_event *ev, uint6
     ev->recorded = true;
     ev->sealed = true;
     ev->ts = start;
+    ev->closed = false;
     ev->stream = s;
     ev->stream_id = atomic_load_explicit(&s->id, memory_order_relaxed);
     ev->work_seq = gt_stream_seq(s);
