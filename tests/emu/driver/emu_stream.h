@@ -12,6 +12,7 @@
 #define GTEMU_EMU_STREAM_H
 
 #include "emu.h"
+#include "gtemu_trace.h"
 
 enum gt_stream_type {
     GT_STREAM_BLOCKING,    /* cuStreamCreate without CU_STREAM_NON_BLOCKING */
@@ -306,6 +307,9 @@ enum gt_node_kind {
 struct gt_node_params {
     enum gt_node_kind kind;
     uint64_t ns; /* simulated duration */
+    /* Kernels, copies, memsets: what a tracing tool is told when the node
+     * runs (emu_trace.h). */
+    struct gtemu_work work;
     union {
         struct {
             struct gt_function *fn;
@@ -340,6 +344,7 @@ struct gt_node {
 
 struct gt_graph {
     struct gt_object obj;
+    uint32_t id; /* process-unique, for tracing tools */
     pthread_mutex_t lock;
     struct gt_node **nodes;
     size_t n_nodes, cap_nodes;
