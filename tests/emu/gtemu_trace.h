@@ -130,9 +130,13 @@ struct gtemu_trace_ops {
 typedef int (*gtemu_trace_attach_fn)(const struct gtemu_trace_ops *ops);
 int gtemu_trace_attach(const struct gtemu_trace_ops *ops);
 
+/* Whether a tool is attached: a caller may skip preparing a report. */
+typedef int (*gtemu_trace_attached_fn)(void);
+int gtemu_trace_is_attached(void);
+
 /* The runtime's calls, passed on to the attached tool (nothing happens when
  * none is attached). The caller fills domain, cbid, function, params and,
- * for launches, function_handle. */
+ * for launches, symbol or function_handle. */
 typedef void (*gtemu_trace_api_fn)(struct gtemu_api_call *call);
 void gtemu_trace_api_enter(struct gtemu_api_call *call);
 void gtemu_trace_api_exit(struct gtemu_api_call *call);

@@ -12,6 +12,11 @@ GT_EXPORT int gtemu_trace_attach(const struct gtemu_trace_ops *ops)
     return 0;
 }
 
+GT_EXPORT int gtemu_trace_is_attached(void)
+{
+    return gt_trace_attached() != NULL;
+}
+
 /* The mangled name of a launched CUfunction or CUkernel; NULL for a handle
  * that is neither (the launch then fails). */
 static const char *launched_name(const void *handle)
