@@ -61,6 +61,8 @@ struct test_client {
     size_t max_records;
     unsigned misalign; /* the buffer handed out starts this many bytes past an aligned one */
     size_t requests;
+    bool zero_size;          /* hand out a buffer of size 0 */
+    unsigned per_buffer[64]; /* records in each completed buffer */
 };
 
 extern struct test_client test_client;
@@ -71,10 +73,16 @@ static void CUPTIAPI test_buffer_requested(uint8_t **buffer, size_t *size, size_
     test_client.requests++;
     size_t bytes = test_client.buffer_bytes;
     unsigned misalign = test_client.misalign;
+    bool zero_size = test_client.zero_size;
     *max_records = test_client.max_records;
     pthread_mutex_unlock(&test_client.lock);
     *buffer = NULL;
     *size = 0;
+    if (zero_size) {
+        static uint8_t none[8];
+        *buffer = none;
+        return;
+    }
     if (bytes == 0) return;
     uint8_t *block = NULL;
     if (posix_memalign((void **)&block, 64, bytes + 64) != 0) return;
@@ -103,6 +111,7 @@ static void CUPTIAPI test_buffer_completed(CUcontext ctx, uint32_t stream, uint8
         memcpy(t->r.bytes, rec, copy < TEST_RECORD_BYTES ? copy : TEST_RECORD_BYTES);
         t->thread = pthread_self();
         t->buffer = n;
+        if (n < 64) test_client.per_buffer[n]++;
     }
     pthread_mutex_unlock(&test_client.lock);
     free(buffer - buffer[-1]);
@@ -119,6 +128,8 @@ static inline void test_client_start(size_t bytes)
     test_client.max_records = 0;
     test_client.misalign = 0;
     test_client.requests = 0;
+    test_client.zero_size = false;
+    memset(test_client.per_buffer, 0, sizeof test_client.per_buffer);
     pthread_mutex_unlock(&test_client.lock);
     ok_cupti(cuptiActivityRegisterCallbacks(test_buffer_requested, test_buffer_completed));
 }
