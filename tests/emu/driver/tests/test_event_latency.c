@@ -73,6 +73,8 @@ static void test_pair_around_kernel_reads_latency_more(void **state)
     ok_cu(cuEventRecord(stop, NULL));
     ok_cu(cuEventSynchronize(stop));
     assert_elapsed(start, stop, BUSY_NS + latency_ns);
+    ok_cu(cuEventDestroy(start));
+    ok_cu(cuEventDestroy(stop));
 }
 
 static void test_pair_around_copy_reads_latency_more(void **state)
@@ -87,6 +89,8 @@ static void test_pair_around_copy_reads_latency_more(void **state)
     ok_cu(cuEventRecord(stop, NULL));
     ok_cu(cuEventSynchronize(stop));
     assert_elapsed(start, stop, COPY_NS + latency_ns);
+    ok_cu(cuEventDestroy(start));
+    ok_cu(cuEventDestroy(stop));
     ok_cu(cuMemFree(a));
     ok_cu(cuMemFree(b));
 }
@@ -110,6 +114,9 @@ static void test_inner_pairs_leave_outer_pair(void **state)
     assert_elapsed(in[0], in[1], BUSY_NS + latency_ns);
     assert_elapsed(in[2], in[3], BUSY_NS + latency_ns);
     assert_elapsed(outer0, outer1, 2 * BUSY_NS + latency_ns);
+    CUevent all[] = {outer0, outer1, in[0], in[1], in[2], in[3]};
+    for (int i = 0; i < 6; i++)
+        ok_cu(cuEventDestroy(all[i]));
 }
 
 /* The latency is in what the pair reads, not in when the work completes:
@@ -128,6 +135,8 @@ static void test_completion_follows_the_work(void **state)
     ok_cu(cuEventQuery(stop));
     assert_true(test_now_ns() - t0 < (uint64_t)BUSY_NS + 50000000ULL);
     assert_elapsed(start, stop, BUSY_NS + latency_ns);
+    ok_cu(cuEventDestroy(start));
+    ok_cu(cuEventDestroy(stop));
     ok_cu(cuStreamDestroy(s));
 }
 
