@@ -17,7 +17,9 @@ tracers where one is given, see below):
   GPU time          totals of kernels (graph launches included: gputrace times a
                     graph launch as one piece of work, the reference spans its nodes),
                     of copies and of memsets
-Counts and bytes must be equal. A time total passes when
+Counts and bytes must be equal, and neither tracer may have dropped records, nor CUPTI have
+left operations untimed (its "untimed": their times would be missing from its totals). A
+time total passes when
     |ours - CUPTI| <= max(tolerance x CUPTI, floor x timed operations)
 where timed operations are the operations CUPTI timed outside graphs plus the graph
 launches. The floor is the allowance for one event pair: its two timestamps are
