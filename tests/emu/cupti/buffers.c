@@ -298,8 +298,10 @@ static void drain(bool forced)
             spare = (struct buffer){0};
         }
         if (!current.data) {
-            if (!request_buffer() && heap_count > 0) {
-                /* No buffer from the client: the record is dropped. */
+            /* No buffer from the client: the record waiting is dropped (the
+             * queue may have changed while the client was asked). */
+            if (!request_buffer() && heap_count > 0 &&
+                (forced || heap[0]->ready_at <= now + GT_CUPTI_SLACK_NS)) {
                 release(heap_pop());
                 dropped++;
             }
