@@ -54,7 +54,7 @@ static void api_exit(struct gtemu_api_call *call)
                                    .correlationId = id,
                                    .returnValue = (uint32_t)call->result,
                                }};
-        gt_cupti_emit(&rec, 0, false);
+        gt_cupti_emit(&rec, gt_cupti_monotonic(), false);
     }
     calls.depth--;
 }

@@ -83,7 +83,8 @@ bool gt_cupti_api_records_on(enum gtemu_domain domain, uint32_t cbid);
 bool gt_cupti_api_tracing_on(void);
 
 /* Queues a record, delivered once the CLOCK_MONOTONIC time `ready_at` is
- * reached (work records: their simulated end). `gpu_times`: start and end
+ * reached (work records: their simulated end; API records: when made, so
+ * that records come in the order they are complete). `gpu_times`: start and end
  * (and a kernel's completed) are simulated CLOCK_MONOTONIC times, converted
  * to CUPTI's clock on delivery. Applies the drop and zero-timestamp faults.
  * Never calls the client: safe under the emulated driver's locks. */

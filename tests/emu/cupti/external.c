@@ -81,6 +81,6 @@ void gt_cupti_emit_external(uint32_t correlation_id)
                                             .externalKind = (CUpti_ExternalCorrelationKind)k,
                                             .externalId = s->ids[s->depth - 1],
                                             .correlationId = correlation_id}};
-        gt_cupti_emit(&rec, 0, false);
+        gt_cupti_emit(&rec, gt_cupti_monotonic(), false);
     }
 }
