@@ -388,6 +388,14 @@ static void wait_for_worker(void)
         if (pthread_cond_timedwait(&worker_idle, &queue_lock, &until) == ETIMEDOUT) break;
 }
 
+/* queue_lock held: the buffer being filled goes to the completion queue;
+ * an empty one only when `empty_too` (a forced flush hands back every
+ * buffer CUPTI holds, so that a client ending its session gets them all). */
+static void queue_held(struct buffer *b, bool empty_too)
+{
+    if (b->data && (b->used > 0 || empty_too) && queue_full(*b)) *b = (struct buffer){0};
+}
+
 void gt_cupti_flush(bool forced)
 {
     if (in_request) return; /* from inside the buffer request: nothing to deliver into */
@@ -395,7 +403,8 @@ void gt_cupti_flush(bool forced)
     pthread_mutex_lock(&queue_lock);
     flushing++;
     wait_for_worker();
-    if (current.used > 0 && queue_full(current)) current = (struct buffer){0};
+    queue_held(&current, forced);
+    if (forced) queue_held(&spare, true);
     while (full_count > 0)
         complete_first_full();
     flushing--;

@@ -117,9 +117,12 @@ static void CUPTIAPI test_buffer_completed(CUcontext ctx, uint32_t stream, uint8
     free(buffer - buffer[-1]);
 }
 
-/* Registers the client with buffers of `bytes` (0: every request refused). */
+/* Registers the client with buffers of `bytes` (0: every request refused).
+ * A forced flush first takes back the buffers CUPTI still holds from before
+ * (before any registration it fails, holding none). */
 static inline void test_client_start(size_t bytes)
 {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&test_client.lock);
     test_client.count = 0;
     test_client.buffers = test_client.empty_buffers = 0;

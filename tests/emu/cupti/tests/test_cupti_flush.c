@@ -1,6 +1,7 @@
 /* Delivery: a record is delivered once its work is complete; a forced
  * flush delivers incomplete records with zero timestamps; flushed buffers
- * are completed on the flushing thread, full ones on CUPTI's worker thread;
+ * are completed on the flushing thread, full ones on CUPTI's worker thread,
+ * empty ones handed back by a forced flush;
  * the client's buffer size, alignment and record limit hold; a buffer
  * request answered with no buffer drops records, counted. Configuration
  * (CMakeLists.txt): GPUTRACE_EMU_KERNEL_NS=slow=100000000,quick=0,*=1000. */
@@ -71,6 +72,29 @@ static void test_forced_flush_delivers_incomplete_records(void **state)
     assert_true(pthread_equal(k[0].thread, pthread_self()));
     stop(); /* delivered once: nothing more once the work completes */
     assert_int_equal(kernels(k, 2), 1);
+}
+
+/* A buffer too small for any record is kept, empty, until a forced flush
+ * hands it back; the records that found no room are dropped. */
+static void test_forced_flush_hands_back_empty_buffers(void **state)
+{
+    (void)state;
+    start(16);
+    launch1(quick, stream);
+    ok_cu(cuStreamSynchronize(stream));
+    test_flush();
+    pthread_mutex_lock(&test_client.lock);
+    assert_int_equal(test_client.buffers, 0);
+    pthread_mutex_unlock(&test_client.lock);
+    ok_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    pthread_mutex_lock(&test_client.lock);
+    assert_int_equal(test_client.buffers, 1);
+    assert_int_equal(test_client.empty_buffers, 1);
+    pthread_mutex_unlock(&test_client.lock);
+    size_t dropped = 0;
+    ok_cupti(cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped));
+    assert_int_equal(dropped, 1);
+    stop();
 }
 
 static void test_full_buffers_are_completed_on_the_worker(void **state)
@@ -182,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flush_delivers_complete_work_only),
         cmocka_unit_test(test_forced_flush_delivers_incomplete_records),
+        cmocka_unit_test(test_forced_flush_hands_back_empty_buffers),
         cmocka_unit_test(test_full_buffers_are_completed_on_the_worker),
         cmocka_unit_test(test_buffer_size_and_alignment_hold),
         cmocka_unit_test(test_record_limit_holds),
