@@ -231,8 +231,8 @@ static void flush_and_write(void)
     if (getpid() != tracing_pid) return;
     if (!stood_down[0]) {
         if (ref_wait_gpu_idle(EXIT_WAIT_SECONDS) != 0)
-            fprintf(stderr, "cupti_ref: the GPU work left queued did not finish: records of it "
-                            "may be untimed\n");
+            fprintf(stderr, "cupti_ref: could not wait for the GPU work left queued: records "
+                            "of it may be untimed\n");
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
     char path[4096];
