@@ -1,6 +1,6 @@
 /* Waiting, bounded, for the GPU work a program left queued (gpu_idle.h).
  * The driver is the one the program loaded; the synchronisation runs on a
- * helper thread, so that the caller can stop waiting. */
+ * thread of its own, so that the caller can stop waiting. */
 #define _GNU_SOURCE
 #include "gpu_idle.h"
 
@@ -21,8 +21,8 @@ struct driver {
     CUresult (*primary_release)(CUdevice);
 };
 
-/* One wait per process (at its exit); a helper that outlives the wait
- * keeps using these. */
+/* One wait per process (at its exit); a synchronising thread that outlives
+ * the wait keeps using these. */
 static struct driver drv;
 static CUcontext caller_context;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,8 +90,8 @@ int ref_wait_gpu_idle(unsigned seconds)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t helper;
-    int started = pthread_create(&helper, &attr, synchronize_all, NULL) == 0;
+    pthread_t syncer;
+    int started = pthread_create(&syncer, &attr, synchronize_all, NULL) == 0;
     pthread_attr_destroy(&attr);
     if (!started) return -1;
     struct timespec until;

@@ -390,7 +390,7 @@ static void wait_for_worker(void)
 
 /* queue_lock held: the buffer being filled goes to the completion queue;
  * an empty one only when `empty_too` (a forced flush hands back every
- * buffer CUPTI holds, so that a client ending its session gets them all). */
+ * buffer CUPTI holds, so that a client that stops tracing gets them all). */
 static void queue_held(struct buffer *b, bool empty_too)
 {
     if (b->data && (b->used > 0 || empty_too) && queue_full(*b)) *b = (struct buffer){0};

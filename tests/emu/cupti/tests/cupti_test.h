@@ -1,4 +1,4 @@
-/* Helpers shared by the emulated CUPTI's tests (cmocka): CUPTI calls that
+/* What the emulated CUPTI's tests share (cmocka): CUPTI calls that
  * must succeed, and a client that keeps a copy of every record delivered,
  * with the thread and buffer each came in. */
 #ifndef GT_CUPTI_TEST_H
