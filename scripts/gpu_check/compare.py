@@ -17,7 +17,9 @@ tracers where one is given, see below):
   GPU time          totals of kernels (graph launches included: gputrace times a
                     graph launch as one piece of work, the reference spans its nodes),
                     of copies and of memsets
-Counts and bytes must be equal. A time total passes when
+Counts and bytes must be equal, and neither tracer may have dropped records, nor CUPTI have
+left operations untimed (its "untimed": their times would be missing from its totals). A
+time total passes when
     |ours - CUPTI| <= max(tolerance x CUPTI, floor x timed operations)
 where timed operations are the operations CUPTI timed outside graphs plus the graph
 launches. The floor is the allowance for one event pair: its two timestamps are
@@ -81,6 +83,7 @@ class Totals:
     memcpy: dict = field(default_factory=dict)  # (direction, host_memory, async) -> Work
     memset: dict = field(default_factory=dict)  # async -> Work
     dropped: int = 0
+    untimed: int = 0  # operations recorded without a time (CUPTI's)
 
     def kernel_time(self):
         return sum(w.gpu_ns for w in self.kernels.values()) + self.graph.gpu_ns
@@ -128,7 +131,7 @@ def _cupti_work(row):
 
 def from_cupti(doc):
     """Totals from the CUPTI reference's JSON (tests/gpu/cupti_ref.c)."""
-    t = Totals(dropped=doc.get("dropped", 0))
+    t = Totals(dropped=doc.get("dropped", 0), untimed=doc.get("untimed", 0))
     for row in doc.get("kernels", []):
         _add_row(t.kernels, row["name"], _cupti_work(row))
     graphs = doc.get("graphs", {})
@@ -265,6 +268,9 @@ def compare(program, ours, cupti, tolerance=DEFAULT_TOLERANCE, floor_ns=DEFAULT_
     failures, notes = [], []
     if ours.dropped or cupti.dropped:
         failures.append(f"records dropped: ours {ours.dropped}, CUPTI {cupti.dropped}")
+    if cupti.untimed:
+        failures.append(f"CUPTI left {cupti.untimed} operations untimed: its GPU times miss "
+                        f"theirs")
 
     names_ours, names_cupti = set(ours.kernels), set(cupti.kernels)
     for name in sorted(names_cupti - names_ours):

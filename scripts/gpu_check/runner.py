@@ -128,12 +128,16 @@ def run(command, env, directory, timeout_s):
 
 def load_report(run_result, prefix):
     """The JSON file `prefix`.<pid>.json the run's own process wrote (a forked child
-    writes its own beside it), or None with the reason."""
+    writes its own beside it), or None with the reason. A report that says why it holds
+    nothing (its "error": the CUPTI reference stood down) is none, for that reason."""
     path = os.path.join(run_result.directory, f"{prefix}.{run_result.pid}.json")
     try:
         with open(path) as f:
-            return json.load(f), ""
+            doc = json.load(f)
     except FileNotFoundError:
         return None, f"no {os.path.basename(path)} written"
     except (OSError, ValueError) as e:
         return None, f"{os.path.basename(path)} unreadable: {e}"
+    if isinstance(doc, dict) and doc.get("error"):
+        return None, f"{os.path.basename(path)} holds nothing: {doc['error']}"
+    return doc, ""

@@ -8,22 +8,35 @@
  * forked after CUDA started inherits the exit handler, not the tracing.
  * scripts/gpu-check.sh compares the totals with gputrace's report.
  *
+ * It subscribes first: where another CUPTI client holds CUPTI (Nsight
+ * Systems, Nsight Compute, a debugger, the program itself) it records
+ * nothing rather than disturb it, and says so; so it does when an activity
+ * kind cannot be enabled (what was enabled is undone). At exit it waits (10
+ * s at most) for the work the program left queued, so that its records are
+ * complete.
+ *
  * Work a graph runs is counted the way a tracer of API calls sees it: each
  * kernel, copy or memset node once (as the call that captured it), with no
  * time of its own, and the time of each graph launch, from its first node's
- * start to its last node's end, under "graphs".
+ * start to its last node's end, under "graphs". A launch is told apart by
+ * its correlation id (its callbacks are enabled so that CUPTI assigns one),
+ * or without one by the runs of its nodes. Records CUPTI could not time
+ * (both timestamps 0) count as calls, as "untimed", and in no time or span.
  *
  * Output:
- *   {"tool": "cupti_ref", "dropped": N,
- *    "kernels": [{"name", "calls", "gpu_ns", "graph_nodes", "graph_runs", "graph_gpu_ns"}],
+ *   {"tool": "cupti_ref", "dropped": N, "untimed": N, ["error": "why nothing was recorded",]
+ *    "kernels": [{"name", "calls", "gpu_ns", "graph_nodes", "graph_runs", "graph_gpu_ns",
+ *                 "untimed"}],
  *    "memcpy":  [{"direction", "host_memory", "async", "calls", "bytes", "gpu_ns",
- *                 "graph_nodes", "graph_runs"}],
- *    "memset":  [{"async", "calls", "bytes", "gpu_ns", "graph_nodes", "graph_runs"}],
+ *                 "graph_nodes", "graph_runs", "untimed"}],
+ *    "memset":  [{"async", "calls", "bytes", "gpu_ns", "graph_nodes", "graph_runs",
+ *                 "untimed"}],
  *    "graphs":  {"launches", "gpu_ns"}}
  * calls: runs outside graphs plus distinct graph nodes (graph_nodes of
- * them); bytes: of those calls; gpu_ns: the GPU time of the runs outside
- * graphs; graph_runs: runs as graph nodes.
- * Kernel names are demangled, as gputrace keys them.
+ * them); bytes: of those calls; gpu_ns: the GPU time of the timed runs
+ * outside graphs; graph_runs: runs as graph nodes; untimed: runs without
+ * timestamps. Peer copies (between devices) are "PtoP" with host memory
+ * "none". Kernel names are demangled, as gputrace keys them.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -36,15 +49,19 @@
 #include <unistd.h>
 
 #include "cupti_totals.h"
+#include "gpu_idle.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define ACTIVITY_BUFFER_BYTES (8u << 20)
 #define ACTIVITY_ALIGN 8u
+#define EXIT_WAIT_SECONDS 10u
 
 static pthread_mutex_t totals_lock = PTHREAD_MUTEX_INITIALIZER;
 static ref_totals totals;
 static uint64_t dropped_records;
 static pid_t tracing_pid;
+/* Why nothing is recorded (set before tracing starts, then read-only). */
+static char stood_down[256];
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
@@ -134,6 +151,15 @@ static void add_copy(const CUpti_ActivityMemcpy6 *m)
     ref_add_work(&totals, &totals.copies, key, &work);
 }
 
+/* Copies between devices: CUPTI gives them as MEMCPY2 records only. */
+static void add_peer_copy(const CUpti_ActivityMemcpyPtoP4 *m)
+{
+    char key[32];
+    snprintf(key, sizeof key, "PtoP/none/%d", (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0);
+    ref_work work = {m->bytes, m->start, m->end, m->graphId, m->graphNodeId, m->correlationId};
+    ref_add_work(&totals, &totals.copies, key, &work);
+}
+
 static void add_memset(const CUpti_ActivityMemset4 *m)
 {
     const char *key = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? "1" : "0";
@@ -163,6 +189,9 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
             break;
         case CUPTI_ACTIVITY_KIND_MEMCPY:
             add_copy((const CUpti_ActivityMemcpy6 *)rec);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY2:
+            add_peer_copy((const CUpti_ActivityMemcpyPtoP4 *)rec);
             break;
         case CUPTI_ACTIVITY_KIND_MEMSET:
             add_memset((const CUpti_ActivityMemset4 *)rec);
@@ -200,7 +229,12 @@ static void output_path(char *path, size_t size)
 static void flush_and_write(void)
 {
     if (getpid() != tracing_pid) return;
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (!stood_down[0]) {
+        if (ref_wait_gpu_idle(EXIT_WAIT_SECONDS) != 0)
+            fprintf(stderr, "cupti_ref: could not wait for the GPU work left queued: records "
+                            "of it may be untimed\n");
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
     char path[4096];
     output_path(path, sizeof path);
     FILE *f = fopen(path, "w");
@@ -209,35 +243,107 @@ static void flush_and_write(void)
         return;
     }
     pthread_mutex_lock(&totals_lock);
-    ref_write_json(f, &totals, dropped_records);
+    ref_write_json(f, &totals, dropped_records, stood_down[0] ? stood_down : NULL);
     pthread_mutex_unlock(&totals_lock);
     if (fclose(f) != 0) fprintf(stderr, "cupti_ref: error writing %s\n", path);
 }
 
-static int enable(CUpti_ActivityKind kind)
+/* Records nothing, and says why in the output and on stderr. */
+static void stand_down(const char *what, CUptiResult r)
 {
-    CUptiResult r = cuptiActivityEnable(kind);
-    if (r == CUPTI_SUCCESS) return 0;
     const char *msg = "?";
     cuptiGetResultString(r, &msg);
-    fprintf(stderr, "cupti_ref: cannot enable activity kind %d: %s\n", (int)kind, msg);
-    return -1;
+    snprintf(stood_down, sizeof stood_down, "%s (%s)", what, msg);
+    fprintf(stderr, "cupti_ref: %s: recording nothing\n", stood_down);
+}
+
+/* Graph launches get their callbacks, which makes CUPTI give them (and the
+ * work they run) a correlation id. */
+static void CUPTIAPI on_graph_launch(void *userdata, CUpti_CallbackDomain domain,
+                                     CUpti_CallbackId cbid, const void *data)
+{
+    (void)userdata, (void)domain, (void)cbid, (void)data;
+}
+
+static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber)
+{
+    CUptiResult r = cuptiSubscribe(subscriber, on_graph_launch, NULL);
+    if (r != CUPTI_SUCCESS) return r;
+    const struct {
+        CUpti_CallbackDomain domain;
+        CUpti_CallbackId cbid;
+    } launches[] = {
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
+    };
+    for (size_t i = 0; i < sizeof launches / sizeof launches[0] && r == CUPTI_SUCCESS; i++)
+        r = cuptiEnableCallback(1, *subscriber, launches[i].domain, launches[i].cbid);
+    return r;
+}
+
+static const struct {
+    CUpti_ActivityKind kind;
+    const char *name;
+} recorded_kinds[] = {
+    /* Concurrent kernel records leave kernels free to overlap, as they do
+     * without a tracer; plain kernel records would serialise them. */
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+};
+#define N_KINDS (sizeof recorded_kinds / sizeof recorded_kinds[0])
+
+/* Every kind, or none: a kind that fails leaves nothing half set up. */
+static int enable_all(void)
+{
+    for (size_t i = 0; i < N_KINDS; i++) {
+        CUptiResult r = cuptiActivityEnable(recorded_kinds[i].kind);
+        if (r == CUPTI_SUCCESS) continue;
+        char what[96];
+        snprintf(what, sizeof what, "cannot enable activity kind %s", recorded_kinds[i].name);
+        while (i-- > 0)
+            cuptiActivityDisable(recorded_kinds[i].kind);
+        stand_down(what, r);
+        return -1;
+    }
+    return 0;
+}
+
+static int start_tracing(void)
+{
+    CUpti_SubscriberHandle subscriber;
+    CUptiResult r = subscribe(&subscriber);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        stand_down("another CUPTI subscriber holds CUPTI", r);
+        return -1;
+    }
+    if (r != CUPTI_SUCCESS) {
+        stand_down("cannot subscribe to CUPTI", r);
+        return -1;
+    }
+    r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        cuptiUnsubscribe(subscriber);
+        stand_down("cannot register activity buffers", r);
+        return -1;
+    }
+    if (enable_all() != 0) {
+        cuptiUnsubscribe(subscriber);
+        return -1;
+    }
+    return 0;
 }
 
 /* Called by the CUDA driver when it loads the library named in
- * CUDA_INJECTION64_PATH. */
+ * CUDA_INJECTION64_PATH. The output is written whatever happens, so that
+ * the kit can tell why it holds nothing. */
 EXPORT int InitializeInjection(void)
 {
-    if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) {
-        fprintf(stderr, "cupti_ref: cannot register activity buffers\n");
-        return 0;
-    }
-    /* Concurrent kernel records leave kernels free to overlap, as they do
-     * without a tracer; plain kernel records would serialise them. */
-    int failed = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    failed |= enable(CUPTI_ACTIVITY_KIND_MEMCPY);
-    failed |= enable(CUPTI_ACTIVITY_KIND_MEMSET);
     tracing_pid = getpid();
+    int ok = start_tracing() == 0;
     atexit(flush_and_write);
-    return failed ? 0 : 1;
+    return ok;
 }

@@ -1,5 +1,6 @@
 /* The CUPTI reference recorder's accounting: work outside graphs, graph
- * nodes counted once as calls, graph launch spans, and the JSON output. */
+ * nodes counted once as calls, graph launch spans (with and without
+ * correlation ids), records without timestamps, and the JSON output. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,14 +82,73 @@ static void test_graph_nodes_count_once_and_launches_span_their_nodes(void **sta
     ref_totals_free(&t);
 }
 
+/* Records without timestamps (start and end 0) are calls, counted untimed,
+ * and widen no span: a graph launch keeps the span of its timed nodes. */
+static void test_untimed_records_count_in_no_time(void **state)
+{
+    (void)state;
+    ref_totals t = {0};
+    ref_work direct_untimed = direct(64, 0, 0), direct_timed = direct(64, 1000, 1300);
+    ref_add_work(&t, &t.copies, "HtoD/pinned/1", &direct_untimed);
+    ref_add_work(&t, &t.copies, "HtoD/pinned/1", &direct_timed);
+    for (uint32_t launch = 0; launch < 2; launch++) {
+        uint64_t base = 1000000000000ULL * (launch + 1);
+        ref_work first = node(0, 0, 0, 21, 40 + launch);
+        ref_work second = node(0, base + 500, base + 800, 22, 40 + launch);
+        ref_add_work(&t, &t.kernels, "k", &first);
+        ref_add_work(&t, &t.kernels, "k", &second);
+    }
+    /* A launch all of whose nodes are untimed still counts, in no time. */
+    ref_work alone = node(0, 0, 0, 21, 99);
+    ref_add_work(&t, &t.kernels, "k", &alone);
+    const ref_row *c = &t.copies.rows[0], *k = &t.kernels.rows[0];
+    assert_int_equal(c->calls, 2);
+    assert_int_equal(c->bytes, 128);
+    assert_int_equal(c->gpu_ns, 300);
+    assert_int_equal(c->untimed, 1);
+    assert_int_equal(k->untimed, 3);
+    assert_int_equal(k->graph_runs, 5);
+    assert_int_equal(k->graph_gpu_ns, 2 * 300);
+    assert_int_equal(t.untimed, 4);
+    assert_int_equal(ref_graph_launches(&t), 3);
+    assert_int_equal(ref_graph_launch_ns(&t), 2 * 300);
+    ref_totals_free(&t);
+}
+
+/* Without correlation ids, the nth run of each node is the nth launch: the
+ * launches stay apart, and so do two graphs. */
+static void test_launches_without_correlation_ids_stay_apart(void **state)
+{
+    (void)state;
+    ref_totals t = {0};
+    for (uint32_t launch = 0; launch < 4; launch++) {
+        uint64_t base = 10000 * (launch + 1);
+        ref_work a = node(0, base, base + 100, 31, 0), b = node(0, base + 100, base + 250, 32, 0);
+        ref_work other = node(0, base + 5000, base + 5010, 41, 0);
+        other.graph_id = 8;
+        ref_add_work(&t, &t.kernels, "a", &a);
+        ref_add_work(&t, &t.kernels, "b", &b);
+        ref_add_work(&t, &t.kernels, "other", &other);
+    }
+    assert_int_equal(ref_graph_launches(&t), 4 + 4);
+    assert_int_equal(ref_graph_launch_ns(&t), 4 * 250 + 4 * 10);
+    assert_int_equal(t.kernels.rows[0].calls, 1);
+    ref_totals_free(&t);
+}
+
 static void test_spans_grow_and_keep_every_id(void **state)
 {
     (void)state;
     ref_spans s = {0};
-    for (uint64_t id = 1; id <= 5000; id++)
-        assert_int_equal(ref_spans_add(&s, id, id, id + 10), 1);
-    for (uint64_t id = 1; id <= 5000; id++)
-        assert_int_equal(ref_spans_add(&s, id, id + 5, id + 20), 0);
+    int added;
+    for (uint64_t id = 1; id <= 5000; id++) {
+        ref_span_widen(ref_spans_get(&s, id, &added), id, id + 10);
+        assert_int_equal(added, 1);
+    }
+    for (uint64_t id = 1; id <= 5000; id++) {
+        ref_span_widen(ref_spans_get(&s, id, &added), id + 5, id + 20);
+        assert_int_equal(added, 0);
+    }
     assert_int_equal(s.count, 5000);
     assert_int_equal(ref_spans_total_ns(&s), 5000 * 20);
     free(s.slots);
@@ -126,12 +186,14 @@ static void test_json_names_every_total(void **state)
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
     assert_non_null(f);
-    ref_write_json(f, &t, 2);
+    ref_write_json(f, &t, 2, NULL);
     fclose(f);
-    assert_non_null(strstr(text, "\"dropped\": 2,"));
+    assert_non_null(strstr(text, "\"dropped\": 2, \"untimed\": 0,\n"));
+    assert_null(strstr(text, "\"error\""));
     assert_non_null(strstr(text,
                            "{\"name\": \"ns::k<\\\"q\\\">\\\\\", \"calls\": 2, \"gpu_ns\": 250, "
-                           "\"graph_nodes\": 1, \"graph_runs\": 1, \"graph_gpu_ns\": 600}"));
+                           "\"graph_nodes\": 1, \"graph_runs\": 1, \"graph_gpu_ns\": 600, "
+                           "\"untimed\": 0}"));
     assert_non_null(strstr(text, "{\"direction\": \"HtoD\", \"host_memory\": \"pinned\", "
                                  "\"async\": true, \"calls\": 1, \"bytes\": 64, \"gpu_ns\": 30, "));
     assert_non_null(
@@ -141,14 +203,35 @@ static void test_json_names_every_total(void **state)
     ref_totals_free(&t);
 }
 
+/* A recorder that stood down says why, with empty tables. */
+static void test_json_says_why_nothing_was_recorded(void **state)
+{
+    (void)state;
+    ref_totals t = {0};
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    ref_write_json(f, &t, 0, "another CUPTI subscriber: \"x\"");
+    fclose(f);
+    assert_string_equal(text, "{\"tool\": \"cupti_ref\", \"dropped\": 0, \"untimed\": 0, "
+                              "\"error\": \"another CUPTI subscriber: \\\"x\\\"\",\n"
+                              " \"kernels\": [],\n \"memcpy\": [],\n \"memset\": [],\n"
+                              " \"graphs\": {\"launches\": 0, \"gpu_ns\": 0}}\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_work_is_counted_with_its_time),
         cmocka_unit_test(test_graph_nodes_count_once_and_launches_span_their_nodes),
+        cmocka_unit_test(test_untimed_records_count_in_no_time),
+        cmocka_unit_test(test_launches_without_correlation_ids_stay_apart),
         cmocka_unit_test(test_spans_grow_and_keep_every_id),
         cmocka_unit_test(test_table_grows_past_its_first_allocation),
         cmocka_unit_test(test_json_names_every_total),
+        cmocka_unit_test(test_json_says_why_nothing_was_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -234,11 +234,40 @@ class Compare(unittest.TestCase):
         self.assertIn("FAIL cu_streams: graph launches differ: ours 2, CUPTI 3", out)
         self.assertIn("FAIL cu_streams: records dropped: ours 0, CUPTI 5", out)
 
+    def test_untimed_records_fail(self):
+        self.cupti["untimed"] = 4
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: CUPTI left 4 operations untimed: its GPU times miss "
+                      "theirs", out)
+
     def test_unreadable_report_is_an_error(self):
         self.cupti = {"kernels": [{"calls": 1}]}
         rc, out = self.run_compare()
         self.assertEqual(rc, 2, out)
         self.assertIn("cannot read the reports", out)
+
+
+class Reports(unittest.TestCase):
+    """runner.load_report: a reference that stood down is no report, for its reason."""
+
+    def test_a_reference_that_stood_down_is_no_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "cupti.42.json"), "w") as f:
+                json.dump({"tool": "cupti_ref", "dropped": 0, "untimed": 0,
+                           "error": "another CUPTI subscriber holds CUPTI", "kernels": [],
+                           "memcpy": [], "memset": [], "graphs": {"launches": 0, "gpu_ns": 0}},
+                          f)
+            doc, why = runner.load_report(runner.Run(tmp, rc=0, pid=42), "cupti")
+        self.assertIsNone(doc)
+        self.assertEqual(why, "cupti.42.json holds nothing: another CUPTI subscriber holds CUPTI")
+
+    def test_a_complete_reference_is_read(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "cupti.7.json"), "w") as f:
+                json.dump(canned("cupti_cu_streams.json"), f)
+            doc, why = runner.load_report(runner.Run(tmp, rc=0, pid=7), "cupti")
+        self.assertEqual((doc["tool"], why), ("cupti_ref", ""))
 
 
 def stats(total, calls):

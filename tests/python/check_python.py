@@ -60,6 +60,8 @@ def emu_env(emu_lib):
     env["GPUTRACE_EMU_KERNEL_NS"] = ",".join(
         [f"{k}={v}" for k, v in KERNEL_NS.items()] + [f"*={DEFAULT_KERNEL_NS}"])
     env["GPUTRACE_EMU_GBPS"] = ",".join(f"{k}={v:g}" for k, v in GBPS.items())
+    # GPU times are checked against these durations: event pairs read them exactly.
+    env["GPUTRACE_EMU_EVENT_LATENCY_NS"] = "0"
     env["PYTHONPATH"] = PROGS
     return env
 

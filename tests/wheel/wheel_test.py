@@ -131,6 +131,8 @@ def clean_env(venv_dir, emu_lib):
     env["LD_LIBRARY_PATH"] = emu_lib
     env["GPUTRACE_EMU_KERNEL_NS"] = f"*={KERNEL_NS}"
     env["GPUTRACE_EMU_GBPS"] = ",".join(f"{k}={v}" for k, v in GBPS.items())
+    # GPU times are checked against these durations: event pairs read them exactly.
+    env["GPUTRACE_EMU_EVENT_LATENCY_NS"] = "0"
     return env
 
 

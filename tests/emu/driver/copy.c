@@ -12,6 +12,7 @@
  * (returns when complete), from pageable host memory (waits for the
  * stream, then takes the data before returning) and host to host. */
 #include "emu_copy.h"
+#include "emu_trace.h"
 
 #define GT_INLINE_ASYNC_BYTES (64u << 10)
 
@@ -20,6 +21,8 @@ enum mem_class { CLASS_PAGEABLE, CLASS_PINNED, CLASS_DEVICE };
 struct endpoint {
     enum mem_class cls;
     struct gt_device *dev;
+    bool managed;           /* device class: managed memory */
+    struct gt_context *ctx; /* the owning context, if any */
 };
 
 static CUresult classify(const void *p, size_t extent, enum gt_side want, struct endpoint *ep)
@@ -28,6 +31,8 @@ static CUresult classify(const void *p, size_t extent, enum gt_side want, struct
     struct gt_alloc a;
     if (gt_mem_find((uintptr_t)p, extent, &a)) {
         ep->dev = a.dev;
+        ep->managed = a.kind == GT_MEM_MANAGED;
+        ep->ctx = a.ctx;
         switch (a.kind) {
         case GT_MEM_HOST:
         case GT_MEM_REGISTERED:
@@ -49,7 +54,22 @@ static CUresult classify(const void *p, size_t extent, enum gt_side want, struct
     if (want == GT_SIDE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
     ep->cls = CLASS_PAGEABLE;
     ep->dev = NULL;
+    ep->managed = false;
+    ep->ctx = NULL;
     return CUDA_SUCCESS;
+}
+
+/* A side of the copy as a tracing tool is told of it. */
+static struct gtemu_work_side traced_side(const struct endpoint *ep)
+{
+    struct gtemu_work_side side = {.memory = GTEMU_MEMORY_PAGEABLE, .device = -1};
+    if (ep->cls == CLASS_PINNED) side.memory = GTEMU_MEMORY_PINNED;
+    if (ep->cls == CLASS_DEVICE) {
+        side.memory = ep->managed ? GTEMU_MEMORY_MANAGED : GTEMU_MEMORY_DEVICE;
+        side.device = ep->dev ? ep->dev->ordinal : -1;
+    }
+    if (ep->ctx) side.context_id = (uint32_t)gt_ctx_id(ep->ctx);
+    return side;
 }
 
 static double copy_rate(const struct endpoint *d, const struct endpoint *s)
@@ -98,8 +118,13 @@ CUresult gt_copy(struct gt_copy_request *req)
 
     size_t bytes = c->width * c->height * c->depth;
     uint64_t ns = gt_bytes_duration(bytes, copy_rate(&dst, &src));
+    struct gtemu_work traced = {.kind = GTEMU_WORK_MEMCPY,
+                                .bytes = bytes,
+                                .async = req->async,
+                                .src = traced_side(&src),
+                                .dst = traced_side(&dst)};
     if (gt_stream_capture(s)) {
-        struct gt_node_params p = {.kind = GT_NODE_MEMCPY, .ns = ns};
+        struct gt_node_params p = {.kind = GT_NODE_MEMCPY, .ns = ns, .work = traced};
         p.u.copy = *c;
         return gt_capture_add(s, &p);
     }
@@ -120,6 +145,10 @@ CUresult gt_copy(struct gt_copy_request *req)
     unsigned long long id = atomic_load_explicit(&s->id, memory_order_relaxed);
     struct gt_done done;
     gt_stream_submit(s, ns, &op, may_inline, &done);
+    if (gt_trace_attached()) {
+        gt_trace_work_at(&traced, s, done.start, done.end);
+        gt_trace_work(&traced);
+    }
     if (wait_after) gt_wait_complete(s, id, done.seq, done.end);
     return CUDA_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* 3D copies between linear memory (CUDA arrays are not emulated): one
  * copy of depth x height rows, timed like any copy by the bytes moved. */
 #include "emu_copy.h"
+#include "emu_trace.h"
 
 /* Both CUDA_MEMCPY3D layouts (and the peer one) name their fields alike. */
 #define SIDES(p, src, dst)                                                                         \
@@ -63,50 +64,60 @@ static CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, CUstream stream, bool 
 
 CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
 {
-    return copy_3d_v1(pCopy, NULL, false);
+    GT_API_ENTER(cuMemcpy3D, pCopy);
+    return GT_API_EXIT(copy_3d_v1(pCopy, NULL, false));
 }
 
 CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
 {
-    return copy_3d_v1(pCopy, hStream, true);
+    GT_API_ENTER(cuMemcpy3DAsync, pCopy, hStream);
+    return GT_API_EXIT(copy_3d_v1(pCopy, hStream, true));
 }
 
 CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
 {
-    return copy_3d_v2(pCopy, NULL, false, false);
+    GT_API_ENTER(cuMemcpy3D_v2, pCopy);
+    return GT_API_EXIT(copy_3d_v2(pCopy, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
 {
-    return copy_3d_v2(pCopy, NULL, true, false);
+    GT_API_ENTER(cuMemcpy3D_v2_ptds, pCopy);
+    return GT_API_EXIT(copy_3d_v2(pCopy, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
 {
-    return copy_3d_v2(pCopy, hStream, false, true);
+    GT_API_ENTER(cuMemcpy3DAsync_v2, pCopy, hStream);
+    return GT_API_EXIT(copy_3d_v2(pCopy, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
 {
-    return copy_3d_v2(pCopy, hStream, true, true);
+    GT_API_ENTER(cuMemcpy3DAsync_v2_ptsz, pCopy, hStream);
+    return GT_API_EXIT(copy_3d_v2(pCopy, hStream, true, true));
 }
 
 CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy)
 {
-    return copy_3d_peer(pCopy, NULL, false, false);
+    GT_API_ENTER(cuMemcpy3DPeer, pCopy);
+    return GT_API_EXIT(copy_3d_peer(pCopy, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *pCopy)
 {
-    return copy_3d_peer(pCopy, NULL, true, false);
+    GT_API_ENTER(cuMemcpy3DPeer_ptds, pCopy);
+    return GT_API_EXIT(copy_3d_peer(pCopy, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
 {
-    return copy_3d_peer(pCopy, hStream, false, true);
+    GT_API_ENTER(cuMemcpy3DPeerAsync, pCopy, hStream);
+    return GT_API_EXIT(copy_3d_peer(pCopy, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
 {
-    return copy_3d_peer(pCopy, hStream, true, true);
+    GT_API_ENTER(cuMemcpy3DPeerAsync_ptsz, pCopy, hStream);
+    return GT_API_EXIT(copy_3d_peer(pCopy, hStream, true, true));
 }

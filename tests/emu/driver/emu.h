@@ -64,6 +64,7 @@ struct gt_config {
     struct gt_kernel_rule *rules;
     size_t n_rules;
     double gbps_pageable, gbps_pinned, gbps_dtod, gbps_memset, gbps_peer;
+    uint64_t event_latency_ns; /* what an event pair reads beyond the work it brackets */
     const char *stats_path;
     const char *log_path;
 };

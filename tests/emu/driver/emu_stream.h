@@ -12,6 +12,7 @@
 #define GTEMU_EMU_STREAM_H
 
 #include "emu.h"
+#include "gtemu_trace.h"
 
 enum gt_stream_type {
     GT_STREAM_BLOCKING,    /* cuStreamCreate without CU_STREAM_NON_BLOCKING */
@@ -224,6 +225,10 @@ struct gt_event {
     unsigned flags;
     bool recorded;
     bool sealed; /* timestamp observed: no longer re-timed */
+    /* Took the end of the work before it (a stop event): a GPU writes such
+     * a timestamp only after its front end saw the work end, which elapsed
+     * times read as GPUTRACE_EMU_EVENT_LATENCY_NS more. */
+    bool closed;
     uint64_t ts;
     struct gt_stream *stream;
     unsigned long long stream_id;
@@ -245,6 +250,7 @@ CUresult gt_event_check(CUevent h, struct gt_event **out);
 struct gt_event_view {
     bool recorded;
     bool captured;
+    bool closed;
     uint64_t ts;
     struct gt_wait_target at;
     uint64_t works;
@@ -301,6 +307,9 @@ enum gt_node_kind {
 struct gt_node_params {
     enum gt_node_kind kind;
     uint64_t ns; /* simulated duration */
+    /* Kernels, copies, memsets: what a tracing tool is told when the node
+     * runs (emu_trace.h). */
+    struct gtemu_work work;
     union {
         struct {
             struct gt_function *fn;
@@ -335,6 +344,7 @@ struct gt_node {
 
 struct gt_graph {
     struct gt_object obj;
+    uint32_t id; /* process-unique, for tracing tools */
     pthread_mutex_t lock;
     struct gt_node **nodes;
     size_t n_nodes, cap_nodes;

@@ -24,7 +24,11 @@
  *    pair inside the program's own leaves the program's times as they
  *    are without it: the stops after the work, the starts before it.
  *    Steps that only order the stream (waits, host functions, frees) are
- *    not work: they leave provisional records to the work after them. */
+ *    not work: they leave provisional records to the work after them.
+ * A GPU writes a stop's timestamp once its front end saw the work end, so a
+ * pair reads more than the work it brackets: a record that kept the end of
+ * the work before it reads GPUTRACE_EMU_EVENT_LATENCY_NS later in elapsed
+ * times. Completion and the re-timing above use the work's own time. */
 #include "emu_stream.h"
 
 #include <stdlib.h>
@@ -68,6 +72,7 @@ void gt_anchor_resolve(struct gt_stream *s, uint64_t start)
         if (ev->gen == s->anchors[i].gen && !ev->sealed) {
             if (opened || !stays_before(&s->anchors[i], i, s->n_anchors, s->submit_now)) {
                 ev->ts = start;
+                ev->closed = false;
                 opened = true;
             }
             ev->sealed = true;
@@ -107,6 +112,7 @@ void gt_event_record_on(struct gt_event *ev, struct gt_stream *s)
     ev->recorded = true;
     ev->sealed = false;
     ev->ts = ts;
+    ev->closed = closes;
     ev->stream = s;
     ev->stream_id = atomic_load_explicit(&s->id, memory_order_relaxed);
     ev->work_seq = gt_stream_seq(s);
@@ -127,6 +133,7 @@ void gt_event_observe(struct gt_event *ev, struct gt_event_view *v)
     v->recorded = ev->recorded;
     v->captured = ev->capture != NULL;
     v->ts = ev->ts;
+    v->closed = ev->closed;
     v->at.stream = ev->stream;
     v->at.stream_id = ev->stream_id;
     v->at.seq = ev->work_seq;
@@ -257,6 +264,13 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
     return CUDA_SUCCESS;
 }
 
+/* The timestamp as a GPU would have written it; completion and ordering
+ * use the work's own time (view.ts). */
+static uint64_t read_timestamp(const struct gt_event_view *v)
+{
+    return v->ts + (v->closed ? gt_config_get()->event_latency_ns : 0);
+}
+
 static CUresult elapsed_time(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
     struct gt_event *a, *b;
@@ -271,7 +285,7 @@ static CUresult elapsed_time(float *pMilliseconds, CUevent hStart, CUevent hEnd)
     if (!va.recorded || !vb.recorded) return CUDA_ERROR_INVALID_HANDLE;
     if (va.captured || vb.captured) return CUDA_ERROR_CAPTURED_EVENT;
     if (!view_complete(&va) || !view_complete(&vb)) return CUDA_ERROR_NOT_READY;
-    double ns = (double)vb.ts - (double)va.ts;
+    double ns = (double)read_timestamp(&vb) - (double)read_timestamp(&va);
     *pMilliseconds = (float)(ns / 1e6);
     return CUDA_SUCCESS;
 }

@@ -11,6 +11,7 @@ CUresult gt_graph_new(struct gt_graph **out)
     struct gt_graph *g = gt_object_new(GT_KIND_GRAPH, sizeof *g, sizeof(struct gt_object), &fresh);
     if (!g) return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_init(&g->lock, NULL);
+    g->id = (uint32_t)gt_next_id();
     *out = g;
     return CUDA_SUCCESS;
 }

@@ -3,12 +3,14 @@
  * independent branches overlap in simulated time) and queues the data
  * operations, in node order, for the stream's worker. */
 #include "emu_stream.h"
+#include "emu_trace.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 struct exec_node {
     struct gt_node_params p;
+    uint64_t id; /* a node of this instantiation: a tool tells its runs apart */
     size_t *deps;
     size_t n_deps;
 };
@@ -16,6 +18,7 @@ struct exec_node {
 struct gt_graph_exec {
     struct gt_object obj;
     struct gt_context *ctx;
+    uint32_t graph_id; /* the graph instantiated */
     struct exec_node *nodes;
     size_t n_nodes;
     size_t n_data; /* nodes that need the worker */
@@ -58,6 +61,7 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
         const struct gt_node *n = g->nodes[i];
         struct exec_node *e = &x->nodes[i];
         e->p = n->p;
+        e->id = gt_next_id();
         e->deps = x->dep_storage + used;
         e->n_deps = n->n_deps;
         for (size_t d = 0; d < n->n_deps; d++)
@@ -66,6 +70,7 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph)
         x->n_data += is_data_node(n->p.kind);
     }
     x->n_nodes = g->n_nodes;
+    x->graph_id = g->id;
     bool capturing = g->capture != NULL;
     pthread_mutex_unlock(&g->lock);
     if (!ok) {
@@ -154,6 +159,7 @@ static uint64_t run_event_record(struct gt_stream *s, struct gt_event *ev, uint6
     ev->recorded = true;
     ev->sealed = true;
     ev->ts = start;
+    ev->closed = false;
     ev->stream = s;
     ev->stream_id = atomic_load_explicit(&s->id, memory_order_relaxed);
     ev->work_seq = gt_stream_seq(s);
@@ -171,6 +177,20 @@ static uint64_t run_event_wait(struct gt_stream *s, struct gt_event *ev, uint64_
     if (!v.recorded || v.captured) return start;
     gt_stream_push_wait(s, &v.at);
     return gt_max_u64(start, v.ts);
+}
+
+/* Tells a tracing tool of a node's work. */
+static void trace_node(const struct gt_stream *s, const struct gt_graph_exec *x,
+                       const struct exec_node *e, uint64_t start)
+{
+    bool work =
+        e->p.kind == GT_NODE_KERNEL || e->p.kind == GT_NODE_MEMCPY || e->p.kind == GT_NODE_MEMSET;
+    if (!work || !gt_trace_attached()) return;
+    struct gtemu_work w = e->p.work;
+    gt_trace_work_at(&w, s, start, start + e->p.ns);
+    w.graph_id = x->graph_id;
+    w.graph_node_id = e->id;
+    gt_trace_work(&w);
 }
 
 /* Schedules node i at `start` and returns its end. */
@@ -236,7 +256,13 @@ static CUresult graph_launch(CUgraphExec hGraphExec, CUstream hStream, bool per_
         for (size_t d = 0; d < e->n_deps; d++)
             start = gt_max_u64(start, ends[e->deps[d]]);
         ends[i] = run_node(s, e, start);
+        trace_node(s, x, e, start);
         last = gt_max_u64(last, ends[i]);
+    }
+    if (gt_trace_attached()) {
+        struct gtemu_work w = {.kind = GTEMU_WORK_GRAPH, .graph_id = x->graph_id};
+        gt_trace_work_at(&w, s, ready, last);
+        gt_trace_work(&w);
     }
     gt_stream_advance(s, ready, last);
     gt_stream_end(s);
@@ -247,12 +273,14 @@ static CUresult graph_launch(CUgraphExec hGraphExec, CUstream hStream, bool per_
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
-    return graph_launch(hGraphExec, hStream, false);
+    GT_API_ENTER(cuGraphLaunch, hGraphExec, hStream);
+    return GT_API_EXIT(graph_launch(hGraphExec, hStream, false));
 }
 
 CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
-    return graph_launch(hGraphExec, hStream, true);
+    GT_API_ENTER(cuGraphLaunch_ptsz, hGraphExec, hStream);
+    return GT_API_EXIT(graph_launch(hGraphExec, hStream, true));
 }
 
 static CUresult graph_upload(CUgraphExec hGraphExec, CUstream hStream, bool per_thread)

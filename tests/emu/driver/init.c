@@ -1,6 +1,8 @@
 /* Driver initialisation, version and fork handling. */
 #include "emu.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 _Atomic int gt_state;
@@ -23,6 +25,23 @@ static void after_fork_in_child(void)
         atomic_store_explicit(&gt_state, GT_STATE_FORKED, memory_order_relaxed);
 }
 
+/* The tool named in CUDA_INJECTION64_PATH (a CUPTI client) is loaded when
+ * the driver first initialises, and its InitializeInjection called, as the
+ * real driver does. */
+static void load_injection(void)
+{
+    const char *path = getenv("CUDA_INJECTION64_PATH");
+    if (!path || !*path) return;
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    int (*initialize)(void) = lib ? (int (*)(void))dlsym(lib, "InitializeInjection") : NULL;
+    if (!initialize) {
+        fprintf(stderr, "gputrace-emu: warning: CUDA_INJECTION64_PATH='%s' not used: %s\n", path,
+                lib ? "no InitializeInjection" : dlerror());
+        return;
+    }
+    initialize();
+}
+
 CUresult CUDAAPI cuInit(unsigned int Flags)
 {
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -40,7 +59,11 @@ CUresult CUDAAPI cuInit(unsigned int Flags)
     if (gt_device_count > 0) /* Release: devices are set up before any thread sees READY. */
         atomic_store_explicit(&gt_state, GT_STATE_READY, memory_order_release);
     pthread_mutex_unlock(&init_lock);
-    return gt_device_count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+    if (gt_device_count == 0) return CUDA_ERROR_NO_DEVICE;
+    /* Outside the lock: the tool calls back into the driver. */
+    static pthread_once_t injection_once = PTHREAD_ONCE_INIT;
+    pthread_once(&injection_once, load_injection);
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)

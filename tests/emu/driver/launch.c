@@ -3,6 +3,7 @@
  * No device code runs. */
 #include "emu_module.h"
 #include "emu_stream.h"
+#include "emu_trace.h"
 
 #define GT_MAX_BLOCK_THREADS 1024u
 #define GT_MAX_BLOCK_Z 64u
@@ -58,10 +59,18 @@ static CUresult launch(const struct launch *l)
     if (gt_stream_capture(s)) {
         struct gt_node_params p = {.kind = GT_NODE_KERNEL, .ns = f->ns};
         p.u.kernel.fn = f;
+        gt_trace_kernel_template(&p.work, f, l->grid, l->block, l->smem, l->cooperative);
         return gt_capture_add(s, &p);
     }
-    gt_stream_submit(s, f->ns, NULL, false, NULL);
+    struct gt_done done;
+    gt_stream_submit(s, f->ns, NULL, false, &done);
     gt_count(&gt_counters.launches);
+    if (gt_trace_attached()) {
+        struct gtemu_work w;
+        gt_trace_kernel_template(&w, f, l->grid, l->block, l->smem, l->cooperative);
+        gt_trace_work_at(&w, s, done.start, done.end);
+        gt_trace_work(&w);
+    }
     return CUDA_SUCCESS;
 }
 
@@ -87,8 +96,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
                                 unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
                                 void **extra)
 {
-    return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                         sharedMemBytes, hStream, kernelParams, extra, false, false);
+    GT_API_ENTER_LAUNCH(cuLaunchKernel, f, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                        blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+    return GT_API_EXIT(launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                     blockDimZ, sharedMemBytes, hStream, kernelParams, extra, false,
+                                     false));
 }
 
 CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -97,8 +109,11 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsign
                                      unsigned int sharedMemBytes, CUstream hStream,
                                      void **kernelParams, void **extra)
 {
-    return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                         sharedMemBytes, hStream, kernelParams, extra, true, false);
+    GT_API_ENTER_LAUNCH(cuLaunchKernel_ptsz, f, f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                        blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+    return GT_API_EXIT(launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                     blockDimZ, sharedMemBytes, hStream, kernelParams, extra, true,
+                                     false));
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
@@ -107,8 +122,11 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                            unsigned int blockDimZ, unsigned int sharedMemBytes,
                                            CUstream hStream, void **kernelParams)
 {
-    return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                         sharedMemBytes, hStream, kernelParams, NULL, false, true);
+    GT_API_ENTER_LAUNCH(cuLaunchCooperativeKernel, f, f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                        blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+    return GT_API_EXIT(launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                     blockDimZ, sharedMemBytes, hStream, kernelParams, NULL, false,
+                                     true));
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
@@ -117,8 +135,11 @@ CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridD
                                                 unsigned int blockDimZ, unsigned int sharedMemBytes,
                                                 CUstream hStream, void **kernelParams)
 {
-    return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                         sharedMemBytes, hStream, kernelParams, NULL, true, true);
+    GT_API_ENTER_LAUNCH(cuLaunchCooperativeKernel_ptsz, f, f, gridDimX, gridDimY, gridDimZ,
+                        blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+    return GT_API_EXIT(launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                     blockDimZ, sharedMemBytes, hStream, kernelParams, NULL, true,
+                                     true));
 }
 
 static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, void **params, void **extra,
@@ -139,11 +160,13 @@ static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, void **par
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                   void **extra)
 {
-    return launch_ex(config, f, kernelParams, extra, false);
+    GT_API_ENTER_LAUNCH(cuLaunchKernelEx, f, config, f, kernelParams, extra);
+    return GT_API_EXIT(launch_ex(config, f, kernelParams, extra, false));
 }
 
 CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                        void **kernelParams, void **extra)
 {
-    return launch_ex(config, f, kernelParams, extra, true);
+    GT_API_ENTER_LAUNCH(cuLaunchKernelEx_ptsz, f, config, f, kernelParams, extra);
+    return GT_API_EXIT(launch_ex(config, f, kernelParams, extra, true));
 }

@@ -4,6 +4,20 @@
  * memory, as the driver documents, and wait for completion for page-locked
  * host or managed memory. */
 #include "emu_copy.h"
+#include "emu_trace.h"
+
+static enum gtemu_memory traced_memory(enum gt_mem_kind kind)
+{
+    switch (kind) {
+    case GT_MEM_HOST:
+    case GT_MEM_REGISTERED:
+        return GTEMU_MEMORY_PINNED;
+    case GT_MEM_MANAGED:
+        return GTEMU_MEMORY_MANAGED;
+    default:
+        return GTEMU_MEMORY_DEVICE;
+    }
+}
 
 CUresult gt_memset_submit(struct gt_memset_request *req)
 {
@@ -25,8 +39,13 @@ CUresult gt_memset_submit(struct gt_memset_request *req)
     if (r == CUDA_SUCCESS && !req->async) r = gt_capture_check_sync(s);
     if (r != CUDA_SUCCESS || row == 0) return r;
     uint64_t ns = gt_bytes_duration(row * rows, gt_config_get()->gbps_memset);
+    struct gtemu_work traced = {.kind = GTEMU_WORK_MEMSET,
+                                .bytes = row * rows,
+                                .async = req->async,
+                                .target = traced_memory(a.kind),
+                                .value = m->value};
     if (gt_stream_capture(s)) {
-        struct gt_node_params p = {.kind = GT_NODE_MEMSET, .ns = ns};
+        struct gt_node_params p = {.kind = GT_NODE_MEMSET, .ns = ns, .work = traced};
         p.u.memset = *m;
         return gt_capture_add(s, &p);
     }
@@ -37,6 +56,10 @@ CUresult gt_memset_submit(struct gt_memset_request *req)
     unsigned long long id = atomic_load_explicit(&s->id, memory_order_relaxed);
     struct gt_done done;
     gt_stream_submit(s, ns, &op, !req->async, &done);
+    if (gt_trace_attached()) {
+        gt_trace_work_at(&traced, s, done.start, done.end);
+        gt_trace_work(&traced);
+    }
     if (!req->async && host_visible) gt_wait_complete(s, id, done.seq, done.end);
     return CUDA_SUCCESS;
 }
@@ -56,171 +79,201 @@ static CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t value, unsigne
 
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
 {
-    return memset_2d(dstDevice, 0, uc, 1, N, 1, NULL, false, false);
+    GT_API_ENTER(cuMemsetD8, dstDevice, uc, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, uc, 1, N, 1, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
-    return memset_2d(dstDevice, 0, uc, 1, N, 1, NULL, false, false);
+    GT_API_ENTER(cuMemsetD8_v2, dstDevice, uc, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, uc, 1, N, 1, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
-    return memset_2d(dstDevice, 0, uc, 1, N, 1, NULL, true, false);
+    GT_API_ENTER(cuMemsetD8_v2_ptds, dstDevice, uc, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, uc, 1, N, 1, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
                                  CUstream hStream)
 {
-    return memset_2d(dstDevice, 0, uc, 1, N, 1, hStream, false, true);
+    GT_API_ENTER(cuMemsetD8Async, dstDevice, uc, N, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, uc, 1, N, 1, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
                                       CUstream hStream)
 {
-    return memset_2d(dstDevice, 0, uc, 1, N, 1, hStream, true, true);
+    GT_API_ENTER(cuMemsetD8Async_ptsz, dstDevice, uc, N, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, uc, 1, N, 1, hStream, true, true));
 }
 
 CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc,
                               unsigned int Width, unsigned int Height)
 {
-    return memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, NULL, false, false);
+    GT_API_ENTER(cuMemsetD2D8, dstDevice, dstPitch, uc, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
                                  size_t Width, size_t Height)
 {
-    return memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, NULL, false, false);
+    GT_API_ENTER(cuMemsetD2D8_v2, dstDevice, dstPitch, uc, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
                                       size_t Width, size_t Height)
 {
-    return memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, NULL, true, false);
+    GT_API_ENTER(cuMemsetD2D8_v2_ptds, dstDevice, dstPitch, uc, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
                                    size_t Width, size_t Height, CUstream hStream)
 {
-    return memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, hStream, false, true);
+    GT_API_ENTER(cuMemsetD2D8Async, dstDevice, dstPitch, uc, Width, Height, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
                                         size_t Width, size_t Height, CUstream hStream)
 {
-    return memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, hStream, true, true);
+    GT_API_ENTER(cuMemsetD2D8Async_ptsz, dstDevice, dstPitch, uc, Width, Height, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, uc, 1, Width, Height, hStream, true, true));
 }
 
 CUresult CUDAAPI cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
 {
-    return memset_2d(dstDevice, 0, us, 2, N, 1, NULL, false, false);
+    GT_API_ENTER(cuMemsetD16, dstDevice, us, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, us, 2, N, 1, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
-    return memset_2d(dstDevice, 0, us, 2, N, 1, NULL, false, false);
+    GT_API_ENTER(cuMemsetD16_v2, dstDevice, us, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, us, 2, N, 1, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
-    return memset_2d(dstDevice, 0, us, 2, N, 1, NULL, true, false);
+    GT_API_ENTER(cuMemsetD16_v2_ptds, dstDevice, us, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, us, 2, N, 1, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
                                   CUstream hStream)
 {
-    return memset_2d(dstDevice, 0, us, 2, N, 1, hStream, false, true);
+    GT_API_ENTER(cuMemsetD16Async, dstDevice, us, N, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, us, 2, N, 1, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N,
                                        CUstream hStream)
 {
-    return memset_2d(dstDevice, 0, us, 2, N, 1, hStream, true, true);
+    GT_API_ENTER(cuMemsetD16Async_ptsz, dstDevice, us, N, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, us, 2, N, 1, hStream, true, true));
 }
 
 CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us,
                                unsigned int Width, unsigned int Height)
 {
-    return memset_2d(dstDevice, dstPitch, us, 2, Width, Height, NULL, false, false);
+    GT_API_ENTER(cuMemsetD2D16, dstDevice, dstPitch, us, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, us, 2, Width, Height, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
                                   size_t Width, size_t Height)
 {
-    return memset_2d(dstDevice, dstPitch, us, 2, Width, Height, NULL, false, false);
+    GT_API_ENTER(cuMemsetD2D16_v2, dstDevice, dstPitch, us, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, us, 2, Width, Height, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
                                        size_t Width, size_t Height)
 {
-    return memset_2d(dstDevice, dstPitch, us, 2, Width, Height, NULL, true, false);
+    GT_API_ENTER(cuMemsetD2D16_v2_ptds, dstDevice, dstPitch, us, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, us, 2, Width, Height, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
                                     size_t Width, size_t Height, CUstream hStream)
 {
-    return memset_2d(dstDevice, dstPitch, us, 2, Width, Height, hStream, false, true);
+    GT_API_ENTER(cuMemsetD2D16Async, dstDevice, dstPitch, us, Width, Height, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, us, 2, Width, Height, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
                                          size_t Width, size_t Height, CUstream hStream)
 {
-    return memset_2d(dstDevice, dstPitch, us, 2, Width, Height, hStream, true, true);
+    GT_API_ENTER(cuMemsetD2D16Async_ptsz, dstDevice, dstPitch, us, Width, Height, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, us, 2, Width, Height, hStream, true, true));
 }
 
 CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
 {
-    return memset_2d(dstDevice, 0, ui, 4, N, 1, NULL, false, false);
+    GT_API_ENTER(cuMemsetD32, dstDevice, ui, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, ui, 4, N, 1, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
-    return memset_2d(dstDevice, 0, ui, 4, N, 1, NULL, false, false);
+    GT_API_ENTER(cuMemsetD32_v2, dstDevice, ui, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, ui, 4, N, 1, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
-    return memset_2d(dstDevice, 0, ui, 4, N, 1, NULL, true, false);
+    GT_API_ENTER(cuMemsetD32_v2_ptds, dstDevice, ui, N);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, ui, 4, N, 1, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
                                   CUstream hStream)
 {
-    return memset_2d(dstDevice, 0, ui, 4, N, 1, hStream, false, true);
+    GT_API_ENTER(cuMemsetD32Async, dstDevice, ui, N, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, ui, 4, N, 1, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
                                        CUstream hStream)
 {
-    return memset_2d(dstDevice, 0, ui, 4, N, 1, hStream, true, true);
+    GT_API_ENTER(cuMemsetD32Async_ptsz, dstDevice, ui, N, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, 0, ui, 4, N, 1, hStream, true, true));
 }
 
 CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui,
                                unsigned int Width, unsigned int Height)
 {
-    return memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, NULL, false, false);
+    GT_API_ENTER(cuMemsetD2D32, dstDevice, dstPitch, ui, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
                                   size_t Width, size_t Height)
 {
-    return memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, NULL, false, false);
+    GT_API_ENTER(cuMemsetD2D32_v2, dstDevice, dstPitch, ui, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, NULL, false, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
                                        size_t Width, size_t Height)
 {
-    return memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, NULL, true, false);
+    GT_API_ENTER(cuMemsetD2D32_v2_ptds, dstDevice, dstPitch, ui, Width, Height);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, NULL, true, false));
 }
 
 CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
                                     size_t Width, size_t Height, CUstream hStream)
 {
-    return memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, hStream, false, true);
+    GT_API_ENTER(cuMemsetD2D32Async, dstDevice, dstPitch, ui, Width, Height, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, hStream, false, true));
 }
 
 CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
                                          size_t Width, size_t Height, CUstream hStream)
 {
-    return memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, hStream, true, true);
+    GT_API_ENTER(cuMemsetD2D32Async_ptsz, dstDevice, dstPitch, ui, Width, Height, hStream);
+    return GT_API_EXIT(memset_2d(dstDevice, dstPitch, ui, 4, Width, Height, hStream, true, true));
 }

@@ -1,6 +1,6 @@
 /* Stream capture and graphs. cudaGraph_t/cudaGraphExec_t/cudaGraphNode_t are the
  * driver's handles and the capture modes and statuses have the driver's values. */
-#include "rt_internal.h"
+#include "rt_trace.h"
 
 static cudaError_t begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode,
                                  enum rt_stream_mode ptds)
@@ -97,14 +97,24 @@ RT_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cu
     RT_WITH_CONTEXT(RT_CALL(gt_rt_drv.graphInstantiateWithFlags, pGraphExec, graph, flags));
 }
 
+static cudaError_t graph_launch(cudaGraphExec_t graphExec, cudaStream_t stream,
+                                enum rt_stream_mode mode)
+{
+    cudaError_t err = gt_rt_context();
+    if (err == cudaSuccess) err = RT_CALL(gt_rt_drv.graphLaunch[mode], graphExec, stream);
+    return gt_rt_result(err);
+}
+
 RT_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-    RT_WITH_CONTEXT(RT_CALL(gt_rt_drv.graphLaunch[RT_LEGACY], graphExec, stream));
+    RT_API_ENTER(cudaGraphLaunch, 10000, graphExec, stream);
+    return RT_API_EXIT(graph_launch(graphExec, stream, RT_LEGACY));
 }
 
 RT_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-    RT_WITH_CONTEXT(RT_CALL(gt_rt_drv.graphLaunch[RT_PER_THREAD], graphExec, stream));
+    RT_API_ENTER(cudaGraphLaunch_ptsz, 10000, graphExec, stream);
+    return RT_API_EXIT(graph_launch(graphExec, stream, RT_PER_THREAD));
 }
 
 RT_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)

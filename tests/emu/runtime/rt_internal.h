@@ -90,6 +90,8 @@ cudaError_t gt_rt_reset_device(int device);
 /* The kernel of a registered host stub, its fat binary loaded on first use;
  * *registered is false (and *kernel NULL) when `func` is no registered stub. */
 cudaError_t gt_rt_kernel_for_stub(const void *func, CUkernel *kernel, bool *registered);
+/* The device (mangled) name of a registered kernel's host stub, else NULL. */
+const char *gt_rt_stub_name(const void *func);
 /* Device address and size of a registered __device__, __constant__ or __managed__
  * variable in the current context; cudaErrorInvalidSymbol for anything else. */
 cudaError_t gt_rt_symbol_address(const void *symbol, CUdeviceptr *address, size_t *size);

@@ -2,7 +2,7 @@
  * and cudaLaunchKernel/cudaLaunchKernelExC. Every launch reaches the driver's
  * cuLaunchKernel/cuLaunchKernelEx with a CUkernel and the caller's stream, after the
  * configuration checks the runtime makes itself. */
-#include "rt_internal.h"
+#include "rt_trace.h"
 
 /* Deep enough for launches nested in the argument expressions of other launches. */
 #define CONFIG_STACK_DEPTH 16
@@ -71,13 +71,19 @@ static cudaError_t launch(CUkernel kernel, dim3 grid, dim3 block, void **args, s
 RT_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
                                       size_t sharedMem, cudaStream_t stream)
 {
-    return gt_rt_result(launch(kernel, gridDim, blockDim, args, sharedMem, stream, RT_LEGACY));
+    RT_API_ENTER_LAUNCH(__cudaLaunchKernel, 13000, kernel, kernel, gridDim, blockDim, args,
+                        sharedMem, stream);
+    return RT_API_EXIT(
+        gt_rt_result(launch(kernel, gridDim, blockDim, args, sharedMem, stream, RT_LEGACY)));
 }
 
 RT_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                            void **args, size_t sharedMem, cudaStream_t stream)
 {
-    return gt_rt_result(launch(kernel, gridDim, blockDim, args, sharedMem, stream, RT_PER_THREAD));
+    RT_API_ENTER_LAUNCH(__cudaLaunchKernel_ptsz, 13000, kernel, kernel, gridDim, blockDim, args,
+                        sharedMem, stream);
+    return RT_API_EXIT(
+        gt_rt_result(launch(kernel, gridDim, blockDim, args, sharedMem, stream, RT_PER_THREAD)));
 }
 
 /* A function that is no registered stub is taken to be a cudaKernel_t, as documented. */
@@ -103,15 +109,19 @@ static cudaError_t launch_function(const void *func, dim3 grid, dim3 block, void
 RT_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                     size_t sharedMem, cudaStream_t stream)
 {
-    return gt_rt_result(
-        launch_function(func, gridDim, blockDim, args, sharedMem, stream, RT_LEGACY));
+    RT_API_ENTER_LAUNCH(cudaLaunchKernel, 7000, func, func, gridDim, blockDim, args, sharedMem,
+                        stream);
+    return RT_API_EXIT(
+        gt_rt_result(launch_function(func, gridDim, blockDim, args, sharedMem, stream, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                          size_t sharedMem, cudaStream_t stream)
 {
-    return gt_rt_result(
-        launch_function(func, gridDim, blockDim, args, sharedMem, stream, RT_PER_THREAD));
+    RT_API_ENTER_LAUNCH(cudaLaunchKernel_ptsz, 7000, func, func, gridDim, blockDim, args, sharedMem,
+                        stream);
+    return RT_API_EXIT(gt_rt_result(
+        launch_function(func, gridDim, blockDim, args, sharedMem, stream, RT_PER_THREAD)));
 }
 
 static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args,
@@ -142,11 +152,13 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func,
 RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
                                        void **args)
 {
-    return gt_rt_result(launch_ex(config, func, args, RT_LEGACY));
+    RT_API_ENTER_LAUNCH(cudaLaunchKernelExC, 11060, func, config, func, args);
+    return RT_API_EXIT(gt_rt_result(launch_ex(config, func, args, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
                                             void **args)
 {
-    return gt_rt_result(launch_ex(config, func, args, RT_PER_THREAD));
+    RT_API_ENTER_LAUNCH(cudaLaunchKernelExC_ptsz, 11060, func, config, func, args);
+    return RT_API_EXIT(gt_rt_result(launch_ex(config, func, args, RT_PER_THREAD)));
 }

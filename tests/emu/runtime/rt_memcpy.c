@@ -2,7 +2,7 @@
  * (cudaMemcpyDefault and host-to-host to the unified cuMemcpy), so that the driver
  * level sees the same copies; _ptds/_ptsz entry points use the driver's per-thread
  * default stream variants. */
-#include "rt_internal.h"
+#include "rt_trace.h"
 
 static cudaError_t copy_sync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                              enum rt_stream_mode mode)
@@ -51,25 +51,29 @@ static cudaError_t memcpy_1d(void *dst, const void *src, size_t count, enum cuda
 
 RT_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(memcpy_1d(dst, src, count, kind, NULL, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpy, 3020, dst, src, count, kind);
+    return RT_API_EXIT(gt_rt_result(memcpy_1d(dst, src, count, kind, NULL, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(memcpy_1d(dst, src, count, kind, NULL, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpy_ptds, 7000, dst, src, count, kind);
+    return RT_API_EXIT(gt_rt_result(memcpy_1d(dst, src, count, kind, NULL, RT_PER_THREAD)));
 }
 
 RT_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return gt_rt_result(memcpy_1d(dst, src, count, kind, &stream, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpyAsync, 3020, dst, src, count, kind, stream);
+    return RT_API_EXIT(gt_rt_result(memcpy_1d(dst, src, count, kind, &stream, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                         enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return gt_rt_result(memcpy_1d(dst, src, count, kind, &stream, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpyAsync_ptsz, 7000, dst, src, count, kind, stream);
+    return RT_API_EXIT(gt_rt_result(memcpy_1d(dst, src, count, kind, &stream, RT_PER_THREAD)));
 }
 
 static cudaError_t memcpy_peer(void *dst, int dst_device, const void *src, int src_device,
@@ -90,13 +94,17 @@ static cudaError_t memcpy_peer(void *dst, int dst_device, const void *src, int s
 RT_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
                                   size_t count)
 {
-    return gt_rt_result(memcpy_peer(dst, dstDevice, src, srcDevice, count, NULL, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpyPeer, 4000, dst, dstDevice, src, srcDevice, count);
+    return RT_API_EXIT(
+        gt_rt_result(memcpy_peer(dst, dstDevice, src, srcDevice, count, NULL, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
                                        size_t count, cudaStream_t stream)
 {
-    return gt_rt_result(memcpy_peer(dst, dstDevice, src, srcDevice, count, &stream, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpyPeerAsync, 4000, dst, dstDevice, src, srcDevice, count, stream);
+    return RT_API_EXIT(
+        gt_rt_result(memcpy_peer(dst, dstDevice, src, srcDevice, count, &stream, RT_LEGACY)));
 }
 
 /* Fills the source or destination half of a CUDA_MEMCPY2D from a runtime pointer. */
@@ -140,30 +148,36 @@ static cudaError_t memcpy_2d(void *dst, size_t dpitch, const void *src, size_t s
 RT_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
                                 size_t width, size_t height, enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(memcpy_2d(dst, dpitch, src, spitch, width, height, kind, NULL, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpy2D, 3020, dst, dpitch, src, spitch, width, height, kind);
+    return RT_API_EXIT(
+        gt_rt_result(memcpy_2d(dst, dpitch, src, spitch, width, height, kind, NULL, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
                                      size_t width, size_t height, enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(
-        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, NULL, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpy2D_ptds, 7000, dst, dpitch, src, spitch, width, height, kind);
+    return RT_API_EXIT(gt_rt_result(
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, NULL, RT_PER_THREAD)));
 }
 
 RT_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
                                      size_t width, size_t height, enum cudaMemcpyKind kind,
                                      cudaStream_t stream)
 {
-    return gt_rt_result(
-        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, &stream, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpy2DAsync, 3020, dst, dpitch, src, spitch, width, height, kind, stream);
+    return RT_API_EXIT(
+        gt_rt_result(memcpy_2d(dst, dpitch, src, spitch, width, height, kind, &stream, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch,
                                           size_t width, size_t height, enum cudaMemcpyKind kind,
                                           cudaStream_t stream)
 {
-    return gt_rt_result(
-        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, &stream, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpy2DAsync_ptsz, 7000, dst, dpitch, src, spitch, width, height, kind,
+                 stream);
+    return RT_API_EXIT(gt_rt_result(
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, &stream, RT_PER_THREAD)));
 }
 
 /* Resolves symbol + offset + count to a device address inside the variable. */
@@ -200,58 +214,69 @@ static cudaError_t symbol_copy(bool to_symbol, void *other, const void *symbol, 
 RT_API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
                                       size_t offset, enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(
-        symbol_copy(true, (void *)src, symbol, count, offset, kind, NULL, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpyToSymbol, 3020, symbol, src, count, offset, kind);
+    return RT_API_EXIT(
+        gt_rt_result(symbol_copy(true, (void *)src, symbol, count, offset, kind, NULL, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
                                            size_t offset, enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(
-        symbol_copy(true, (void *)src, symbol, count, offset, kind, NULL, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpyToSymbol_ptds, 7000, symbol, src, count, offset, kind);
+    return RT_API_EXIT(gt_rt_result(
+        symbol_copy(true, (void *)src, symbol, count, offset, kind, NULL, RT_PER_THREAD)));
 }
 
 RT_API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
                                            size_t offset, enum cudaMemcpyKind kind,
                                            cudaStream_t stream)
 {
-    return gt_rt_result(
-        symbol_copy(true, (void *)src, symbol, count, offset, kind, &stream, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpyToSymbolAsync, 3020, symbol, src, count, offset, kind, stream);
+    return RT_API_EXIT(gt_rt_result(
+        symbol_copy(true, (void *)src, symbol, count, offset, kind, &stream, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
                                                 size_t offset, enum cudaMemcpyKind kind,
                                                 cudaStream_t stream)
 {
-    return gt_rt_result(
-        symbol_copy(true, (void *)src, symbol, count, offset, kind, &stream, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpyToSymbolAsync_ptsz, 7000, symbol, src, count, offset, kind, stream);
+    return RT_API_EXIT(gt_rt_result(
+        symbol_copy(true, (void *)src, symbol, count, offset, kind, &stream, RT_PER_THREAD)));
 }
 
 RT_API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
                                         enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(symbol_copy(false, dst, symbol, count, offset, kind, NULL, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpyFromSymbol, 3020, dst, symbol, count, offset, kind);
+    return RT_API_EXIT(
+        gt_rt_result(symbol_copy(false, dst, symbol, count, offset, kind, NULL, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count,
                                              size_t offset, enum cudaMemcpyKind kind)
 {
-    return gt_rt_result(symbol_copy(false, dst, symbol, count, offset, kind, NULL, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpyFromSymbol_ptds, 7000, dst, symbol, count, offset, kind);
+    return RT_API_EXIT(
+        gt_rt_result(symbol_copy(false, dst, symbol, count, offset, kind, NULL, RT_PER_THREAD)));
 }
 
 RT_API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count,
                                              size_t offset, enum cudaMemcpyKind kind,
                                              cudaStream_t stream)
 {
-    return gt_rt_result(symbol_copy(false, dst, symbol, count, offset, kind, &stream, RT_LEGACY));
+    RT_API_ENTER(cudaMemcpyFromSymbolAsync, 3020, dst, symbol, count, offset, kind, stream);
+    return RT_API_EXIT(
+        gt_rt_result(symbol_copy(false, dst, symbol, count, offset, kind, &stream, RT_LEGACY)));
 }
 
 RT_API cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
                                                   size_t offset, enum cudaMemcpyKind kind,
                                                   cudaStream_t stream)
 {
-    return gt_rt_result(
-        symbol_copy(false, dst, symbol, count, offset, kind, &stream, RT_PER_THREAD));
+    RT_API_ENTER(cudaMemcpyFromSymbolAsync_ptsz, 7000, dst, symbol, count, offset, kind, stream);
+    return RT_API_EXIT(
+        gt_rt_result(symbol_copy(false, dst, symbol, count, offset, kind, &stream, RT_PER_THREAD)));
 }
 
 RT_API cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)

@@ -208,6 +208,15 @@ static cudaError_t loaded_entry(const void *host, unsigned kinds, struct entry *
     return load_fatbin(e->fatbin);
 }
 
+const char *gt_rt_stub_name(const void *func)
+{
+    pthread_mutex_lock(&registry_lock);
+    const struct entry *e = gt_rt_ptr_table_get(&table, func);
+    const char *name = e != NULL && e->kind == ENTRY_KERNEL ? e->device_name : NULL;
+    pthread_mutex_unlock(&registry_lock);
+    return name;
+}
+
 cudaError_t gt_rt_kernel_for_stub(const void *func, CUkernel *kernel, bool *registered)
 {
     struct entry *e;

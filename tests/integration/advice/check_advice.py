@@ -178,7 +178,9 @@ def main():
         env.update(LD_PRELOAD=args.lib, GPUTRACE_OUTPUT=os.path.join(d, "r"),
                    GPUTRACE_FORMAT="json,text", GPUTRACE_VERBOSITY="none",
                    GPUTRACE_EMU_KERNEL_NS=",".join(f"{k}={v}" for k, v in kernels.items()),
-                   GPUTRACE_EMU_GBPS=GBPS)
+                   GPUTRACE_EMU_GBPS=GBPS,
+                   # Advice depends on GPU times: event pairs read the durations exactly.
+                   GPUTRACE_EMU_EVENT_LATENCY_NS="0")
         expect_path = os.path.join(d, "expect")
         p = subprocess.run([args.prog, args.case, expect_path], env=env, capture_output=True,
                            timeout=TIMEOUT)

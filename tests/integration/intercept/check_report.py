@@ -45,6 +45,8 @@ def emu_env():
     env.pop("LD_PRELOAD", None)
     env["GPUTRACE_EMU_KERNEL_NS"] = ",".join(f"{k}={v}" for k, v in KERNEL_NS.items())
     env["GPUTRACE_EMU_GBPS"] = ",".join(f"{k}={v}" for k, v in GBPS.items())
+    # GPU times are checked against these durations: event pairs read them exactly.
+    env["GPUTRACE_EMU_EVENT_LATENCY_NS"] = "0"
     return env
 
 

@@ -46,7 +46,9 @@ def check(cond, what):
 def clean_env(**extra):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("GPUTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
-    env.update(GPUTRACE_EMU_KERNEL_NS=KERNEL_NS, GPUTRACE_EMU_GBPS=GBPS)
+    # GPU times are checked against these durations: event pairs read them exactly.
+    env.update(GPUTRACE_EMU_KERNEL_NS=KERNEL_NS, GPUTRACE_EMU_GBPS=GBPS,
+               GPUTRACE_EMU_EVENT_LATENCY_NS="0")
     env.update(extra)
     return env
 

@@ -91,10 +91,13 @@ def main():
     with open(args.expected) as f:
         expected = json.load(f)
     with tempfile.TemporaryDirectory(prefix="gt-mpi-") as d:
+        # GPU times are checked against kernel_ns: event pairs read it exactly.
         env = dict(os.environ, GPUTRACE_EMU_KERNEL_NS=f"*={args.kernel_ns}",
+                   GPUTRACE_EMU_EVENT_LATENCY_NS="0",
                    GPUTRACE_VERBOSITY="none", GT_APP_MANIFEST=os.path.join(d, "m.%p.json"))
         run([mpirun, "-np", str(RANKS), "--oversubscribe", "--allow-run-as-root",
-             "-x", "LD_LIBRARY_PATH", "-x", "GPUTRACE_EMU_KERNEL_NS", "-x", "GPUTRACE_VERBOSITY",
+             "-x", "LD_LIBRARY_PATH", "-x", "GPUTRACE_EMU_KERNEL_NS",
+             "-x", "GPUTRACE_EMU_EVENT_LATENCY_NS", "-x", "GPUTRACE_VERBOSITY",
              "-x", "GT_APP_MANIFEST",
              args.cli, "-o", os.path.join(d, "rank%q{OMPI_COMM_WORLD_RANK}"), "--", *command],
             env, "mpirun")

@@ -40,6 +40,8 @@ def main():
     env.pop("LD_PRELOAD", None)
     env["GPUTRACE_EMU_KERNEL_NS"] = f"tick={KERNEL_NS}"
     env["GPUTRACE_EMU_GBPS"] = f"pinned={PINNED_GBPS:g},memset={MEMSET_GBPS:g}"
+    # The program's own pairs are checked against these durations: no front-end latency.
+    env["GPUTRACE_EMU_EVENT_LATENCY_NS"] = "0"
     bare = run(command, env)
     traced = run(command, dict(env, LD_PRELOAD=a.lib, GPUTRACE_VERBOSITY="none"))
     check(bare[0] == 0, f"exited {bare[0]} bare: {bare[1]}")

@@ -48,6 +48,8 @@ def env_for(args, **extra):
     env["LD_LIBRARY_PATH"] = os.pathsep.join(dict.fromkeys([args.driver_dir, args.emu_dir]))
     env["GPUTRACE_EMU_KERNEL_NS"] = ",".join(f"{k}={v}" for k, v in KERNEL_NS.items())
     env["GPUTRACE_EMU_GBPS"] = ",".join(f"{k}={v}" for k, v in GBPS.items())
+    # GPU times are checked against these durations: event pairs read them exactly.
+    env["GPUTRACE_EMU_EVENT_LATENCY_NS"] = "0"
     env.update(extra)
     return env
 
