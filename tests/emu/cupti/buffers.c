@@ -27,13 +27,24 @@
 /* A flush waits this long at most for a completion in progress on the
  * worker thread. */
 #define FLUSH_WAIT_NS 1000000000ULL
+/* Complete records an emitting thread moves into the buffer with each
+ * record it queues. */
+#define MOVED_PER_EMIT 2u
 
 struct pending {
-    uint64_t ready_at; /* CLOCK_MONOTONIC */
-    uint64_t seq;      /* ties keep the order records were made in */
     bool gpu_times;
     struct pending *next_free;
     gt_cupti_record rec;
+};
+
+/* A heap slot keeps its order keys beside the record's pointer: ordering
+ * hundreds of thousands of queued records then never touches the records
+ * themselves (a cache miss each, which made a flush of a long queue take
+ * most of a second). */
+struct slot {
+    uint64_t ready_at; /* CLOCK_MONOTONIC */
+    uint64_t seq;      /* ties keep the order records were made in */
+    struct pending *p;
 };
 
 struct buffer {
@@ -46,7 +57,7 @@ static pthread_cond_t worker_wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t worker_idle = PTHREAD_COND_INITIALIZER;
 
 /* Everything below: queue_lock. */
-static struct pending **heap; /* a binary min-heap on (ready_at, seq) */
+static struct slot *heap; /* a binary min-heap on (ready_at, seq) */
 static size_t heap_count, heap_capacity;
 static struct pending *free_pending;
 static uint64_t next_seq;
@@ -68,30 +79,30 @@ static __thread bool on_worker, in_request;
 
 /* ---- the queue ---- */
 
-static bool before(const struct pending *a, const struct pending *b)
+static bool before(const struct slot *a, const struct slot *b)
 {
     return a->ready_at != b->ready_at ? a->ready_at < b->ready_at : a->seq < b->seq;
 }
 
 static void swap_at(size_t i, size_t j)
 {
-    struct pending *t = heap[i];
+    struct slot t = heap[i];
     heap[i] = heap[j];
     heap[j] = t;
 }
 
-static bool heap_push(struct pending *p)
+static bool heap_push(struct pending *p, uint64_t ready_at)
 {
     if (heap_count == heap_capacity) {
         size_t capacity = heap_capacity ? 2 * heap_capacity : 1024;
-        struct pending **grown = realloc(heap, capacity * sizeof *grown);
+        struct slot *grown = realloc(heap, capacity * sizeof *grown);
         if (!grown) return false;
         heap = grown;
         heap_capacity = capacity;
     }
     size_t i = heap_count++;
-    heap[i] = p;
-    while (i > 0 && before(heap[i], heap[(i - 1) / 2])) {
+    heap[i] = (struct slot){ready_at, next_seq++, p};
+    while (i > 0 && before(&heap[i], &heap[(i - 1) / 2])) {
         swap_at(i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
@@ -100,12 +111,12 @@ static bool heap_push(struct pending *p)
 
 static struct pending *heap_pop(void)
 {
-    struct pending *top = heap[0];
+    struct pending *top = heap[0].p;
     heap[0] = heap[--heap_count];
     for (size_t i = 0;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < heap_count && before(heap[l], heap[m])) m = l;
-        if (r < heap_count && before(heap[r], heap[m])) m = r;
+        if (l < heap_count && before(&heap[l], &heap[m])) m = l;
+        if (r < heap_count && before(&heap[r], &heap[m])) m = r;
         if (m == i) break;
         swap_at(i, m);
         i = m;
@@ -177,6 +188,8 @@ static void convert_times(gt_cupti_record *rec, int64_t offset)
 }
 
 static void *worker_main(void *arg);
+static void move_records(bool forced, uint64_t now, int64_t offset, uint64_t last_seq,
+                         size_t limit);
 
 /* queue_lock held. A worker that cannot be started leaves full buffers to
  * the next flush. */
@@ -199,6 +212,8 @@ static void start_worker(void)
 void gt_cupti_emit(const gt_cupti_record *rec, uint64_t ready_at, bool gpu_times)
 {
     const struct gt_cupti_config *config = gt_cupti_config();
+    int64_t offset = gt_cupti_gpu_offset();
+    uint64_t now = gt_cupti_monotonic();
     pthread_mutex_lock(&queue_lock);
     records_made++;
     bool drop = !requested || (config->drop_every && records_made % config->drop_every == 0);
@@ -213,18 +228,21 @@ void gt_cupti_emit(const gt_cupti_record *rec, uint64_t ready_at, bool gpu_times
         pthread_mutex_unlock(&queue_lock);
         return;
     }
-    *p = (struct pending){
-        .ready_at = ready_at, .seq = next_seq++, .gpu_times = gpu_times, .rec = *rec};
+    *p = (struct pending){.gpu_times = gpu_times, .rec = *rec};
     if (gpu_times && config->zero_every && ++gpu_records_made % config->zero_every == 0) {
         zero_times(&p->rec);
         p->gpu_times = false;
     }
-    if (!heap_push(p)) {
+    if (!heap_push(p, ready_at)) {
         release(p);
         dropped++;
     } else if (heap_count % WAKE_BATCH == 0) {
         pthread_cond_signal(&worker_wake);
     }
+    /* As the GPU and the driver write records as the work completes, not
+     * all at a flush: the queue holds the incomplete, whatever share of
+     * the CPU the worker gets. */
+    if (!in_request) move_records(false, now, offset, next_seq, MOVED_PER_EMIT);
     start_worker();
     pthread_mutex_unlock(&queue_lock);
 }
@@ -282,17 +300,18 @@ static bool request_buffer(void)
     return true;
 }
 
-/* Moves complete records (every record when `forced`, the incomplete with
- * zero timestamps) into buffers; full buffers join the completion queue. */
-static void drain(bool forced)
+/* queue_lock held (released while the client is asked for a buffer).
+ * Moves up to `limit` complete records (every record emitted before
+ * last_seq when `forced`, the incomplete with zero timestamps) into
+ * buffers; full buffers join the completion queue. */
+static void move_records(bool forced, uint64_t now, int64_t offset, uint64_t last_seq,
+                         size_t limit)
 {
-    int64_t offset = gt_cupti_gpu_offset();
-    uint64_t now = gt_cupti_monotonic();
-    pthread_mutex_lock(&queue_lock);
-    while (heap_count > 0) {
-        struct pending *p = heap[0];
-        bool complete = p->ready_at <= now + GT_CUPTI_SLACK_NS;
+    for (size_t moved = 0; heap_count > 0 && moved < limit;) {
+        struct pending *p = heap[0].p;
+        bool complete = heap[0].ready_at <= now + GT_CUPTI_SLACK_NS;
         if (!complete && !forced) break;
+        if (forced && heap[0].seq >= last_seq) break;
         if (!current.data && spare.data) {
             current = spare;
             spare = (struct buffer){0};
@@ -301,7 +320,7 @@ static void drain(bool forced)
             /* No buffer from the client: the record waiting is dropped (the
              * queue may have changed while the client was asked). */
             if (!request_buffer() && heap_count > 0 &&
-                (forced || heap[0]->ready_at <= now + GT_CUPTI_SLACK_NS)) {
+                (forced || heap[0].ready_at <= now + GT_CUPTI_SLACK_NS)) {
                 release(heap_pop());
                 dropped++;
             }
@@ -329,7 +348,19 @@ static void drain(bool forced)
         current.used = at + size;
         current.records++;
         release(p);
+        moved++;
     }
+}
+
+/* Moves every complete record (every record when `forced`) into buffers. */
+static void drain(bool forced)
+{
+    int64_t offset = gt_cupti_gpu_offset();
+    uint64_t now = gt_cupti_monotonic();
+    pthread_mutex_lock(&queue_lock);
+    /* Records emitted while the client is asked for a buffer (the lock let
+     * go) are the next drain's: a forced one would otherwise never end. */
+    move_records(forced, now, offset, next_seq, SIZE_MAX);
     if (full_count > 0) pthread_cond_signal(&worker_wake);
     pthread_mutex_unlock(&queue_lock);
 }
@@ -360,7 +391,7 @@ static void *worker_main(void *arg)
         }
         uint64_t now = gt_cupti_monotonic();
         uint64_t wake = now + (uint64_t)(period_ms ? period_ms : DEFAULT_PERIOD_MS) * 1000000ULL;
-        if (heap_count > 0 && heap[0]->ready_at < wake) wake = heap[0]->ready_at;
+        if (heap_count > 0 && heap[0].ready_at < wake) wake = heap[0].ready_at;
         if (wake < now + MIN_WAKE_NS) wake = now + MIN_WAKE_NS;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
