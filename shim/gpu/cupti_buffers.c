@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "pipeline.h"
 
 struct gt_cupti_buffer {
@@ -38,6 +39,9 @@ static _Atomic(gt_cupti_buffer *) completed;
 static _Atomic uint64_t refused; /* relaxed: a count */
 static _Atomic int starved;      /* relaxed: a request the drain acts on */
 static int null_allowed = 1;     /* the CUPTI in use takes a NULL buffer (API version 27 on) */
+/* Completed buffers a drain stopped before, oldest first: draining thread. */
+static gt_cupti_buffer *unread;
+static gt_cupti_buffer **unread_tail = &unread;
 
 void gt_cupti_buffers_init(size_t event_buffer_bytes)
 {
@@ -110,24 +114,31 @@ void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
     gt_drain_wake();
 }
 
-unsigned gt_cupti_buffers_drain(void (*read)(const uint8_t *records, size_t valid))
+unsigned gt_cupti_buffers_drain(void (*read)(const uint8_t *records, size_t valid),
+                                uint64_t until_ns, int (*stop)(void))
 {
+    /* The newly completed, oldest first, after those left unread. */
     gt_cupti_buffer *b = atomic_exchange_explicit(&completed, NULL, memory_order_acquire);
-    gt_cupti_buffer *fifo = NULL;
+    gt_cupti_buffer *fresh = NULL;
     while (b) {
         gt_cupti_buffer *next = b->next;
-        b->next = fifo;
-        fifo = b;
+        b->next = fresh;
+        fresh = b;
         b = next;
     }
+    *unread_tail = fresh;
+    while (*unread_tail)
+        unread_tail = &(*unread_tail)->next;
     unsigned n = 0;
-    while (fifo) {
-        gt_cupti_buffer *next = fifo->next;
-        if (fifo->valid) read(fifo->data, fifo->valid);
-        give_back(fifo);
-        fifo = next;
+    while (unread) {
+        if (n && ((stop && stop()) || (until_ns && gt_clock_mono_ns() >= until_ns))) break;
+        gt_cupti_buffer *next = unread->next;
+        if (unread->valid) read(unread->data, unread->valid);
+        give_back(unread);
+        unread = next;
         n++;
     }
+    if (!unread) unread_tail = &unread;
     return n;
 }
 
@@ -145,6 +156,8 @@ void gt_cupti_buffers_forget(void)
 {
     free_list = NULL;
     made = 0;
+    unread = NULL;
+    unread_tail = &unread;
     atomic_store_explicit(&completed, NULL, memory_order_relaxed);
     pthread_mutex_init(&free_lock, NULL);
 }

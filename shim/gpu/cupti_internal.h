@@ -108,8 +108,12 @@ void CUPTIAPI gt_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 typedef struct gt_cupti_buffer gt_cupti_buffer;
 
 /* Draining thread: the buffers completed so far, oldest first, each read
- * with `read` and given back to the pool. Returns how many. */
-unsigned gt_cupti_buffers_drain(void (*read)(const uint8_t *records, size_t valid));
+ * with `read` and given back to the pool. Reading stops between buffers
+ * once CLOCK_MONOTONIC passes until_ns (0: no limit) or stop() (may be
+ * NULL) turns true; the rest are read first next time. Returns how many
+ * were read. */
+unsigned gt_cupti_buffers_drain(void (*read)(const uint8_t *records, size_t valid),
+                                uint64_t until_ns, int (*stop)(void));
 
 /* Buffers requested and refused (the pool was empty); whether an older
  * CUPTI, which a refusal would crash, was given one past the bound: the
@@ -145,15 +149,16 @@ uint64_t gt_cupti_clock_window(void);
  * launch runs each node): they fold into one entry, its span the union. */
 
 typedef struct gt_cupti_entry {
-    uint32_t corr;     /* 0: an empty slot */
-    uint16_t records;  /* records folded in */
-    uint16_t untimed;  /* of them, without timestamps (CUPTI could not fill them) */
-    uint16_t device;   /* of the first record */
-    uint64_t start;    /* CLOCK_MONOTONIC ns; the earliest of the timed records */
-    uint64_t end;      /* the latest */
-    uint64_t updated;  /* when (CLOCK_MONOTONIC ns, the drain's) a record last folded in */
-    uint64_t order;    /* insertion order, for the bound */
-    uint32_t nodes;    /* a graph launch's kernel nodes: the first's index + 1; 0 none */
+    uint32_t corr;       /* 0: an empty slot */
+    uint32_t pushed_out; /* the last id pushed out of this slot (cupti_table.c) */
+    uint32_t nodes;      /* a graph launch's kernel nodes: the first's index + 1; 0 none */
+    uint16_t records;    /* records folded in */
+    uint16_t untimed;    /* of them, without timestamps (CUPTI could not fill them) */
+    uint16_t device;     /* of the first record */
+    uint8_t running;     /* an untimed one came from a forced flush: its work was still running */
+    uint64_t start;      /* CLOCK_MONOTONIC ns; the earliest of the timed records */
+    uint64_t end;        /* the latest */
+    uint64_t updated;    /* when (CLOCK_MONOTONIC ns, the drain's) a record last folded in */
 } gt_cupti_entry;
 
 /* A kernel a graph launch ran (its record carried the launch's
@@ -166,9 +171,10 @@ typedef struct gt_cupti_node {
 } gt_cupti_node;
 
 /* Folds a record in (start, end: mapped; 0 when CUPTI left them 0) at
- * now_ns. */
+ * now_ns; `forced`: read from a forced flush, where a record without
+ * timestamps is work still running. */
 void gt_cupti_table_add(uint32_t corr, uint64_t start, uint64_t end, uint16_t device,
-                        uint64_t now_ns);
+                        uint64_t now_ns, int forced);
 
 /* Adds a graph's kernel node to corr's entry (made by the node's own
  * record's gt_cupti_table_add just before). Dropped when the bound on
@@ -177,6 +183,10 @@ void gt_cupti_table_add_node(uint32_t corr, const gt_cupti_node *node);
 
 /* The entry of corr, NULL when none yet. */
 const gt_cupti_entry *gt_cupti_table_find(uint32_t corr);
+
+/* Whether corr's entry was pushed out at the bound: its records came and
+ * are gone (until the slot pushes out another id). */
+int gt_cupti_table_pushed_out(uint32_t corr);
 
 /* Removes corr's entry; its nodes, when `nodes` is not NULL, go there
  * (the first's index + 1, 0 none) for gt_cupti_table_take_node, else are
@@ -194,10 +204,14 @@ uint64_t gt_cupti_table_nodes_dropped(void);
  * never recorded (dropped, made inside the shim) or never came. */
 uint64_t gt_cupti_table_evicted(void);
 
-/* Entries held now, and the bound, from the event buffers' cap. */
+/* Entries held now, and the bound (slots, from the event buffers' cap). */
 size_t gt_cupti_table_count(void);
+size_t gt_cupti_table_slots(void);
 void gt_cupti_table_init(size_t event_buffer_bytes);
 void gt_cupti_table_forget(void);
+/* Frees the table, empty again: for tests (the process's table lasts to
+ * its end). */
+void gt_cupti_table_free(void);
 
 /* ------------------------------------------------------------ cupti_records.c */
 
@@ -206,6 +220,8 @@ void gt_cupti_table_forget(void);
  * over. */
 void gt_cupti_records_read(const uint8_t *records, size_t valid);
 void gt_cupti_records_set_pass(uint64_t now_ns);
+/* The buffers read next come from a forced flush (1) or not (0). */
+void gt_cupti_records_set_forced(int forced);
 
 /* What the records said beside times: records CUPTI dropped (its count)
  * and records without timestamps. */
@@ -219,7 +235,7 @@ uint64_t gt_cupti_records_untimed(void);
  * what is left of an end step's wait, 0 outside one; the extras are the
  * kernel nodes of the graph launch resolved last. */
 int gt_cupti_resolve(gt_event *ev, int give_up);
-void gt_cupti_poll(uint64_t settle_left_ns);
+void gt_cupti_poll(uint64_t settle_left_ns, int (*stop)(void));
 uint32_t gt_cupti_extras(const gt_event *ev, gt_event *out, uint32_t cap);
 
 #endif

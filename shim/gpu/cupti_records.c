@@ -42,12 +42,18 @@ SAME_OFFSET(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4, srcDeviceId);
 SAME_OFFSET(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4, correlationId);
 
 static uint64_t read_at; /* the drain pass's time */
+static int read_forced;  /* the buffers come from a forced flush */
 static uint64_t untimed;
 static uint64_t dropped;
 
 void gt_cupti_records_set_pass(uint64_t now_ns)
 {
     read_at = now_ns;
+}
+
+void gt_cupti_records_set_forced(int forced)
+{
+    read_forced = forced;
 }
 
 #define NAME_CACHE 256u
@@ -88,7 +94,7 @@ static void add(uint32_t corr, uint64_t start, uint64_t end, uint32_t device, gt
         untimed++;
         s = e = 0;
     }
-    gt_cupti_table_add(corr, s, e, device_id(device), read_at);
+    gt_cupti_table_add(corr, s, e, device_id(device), read_at, read_forced);
     if (node) {
         node->start = s;
         node->end = e;

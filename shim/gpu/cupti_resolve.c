@@ -10,7 +10,10 @@
  * never waits for the GPU. An end step waits a bounded time (the
  * pipeline's final wait): a default flush at once, a forced one (records
  * still incomplete come without times) when half of the wait is gone, then
- * what is still missing is reported without GPU time.
+ * what is still missing is reported without GPU time. Reading buffers
+ * stays within that wait too (a backlog of them is left unread once it is
+ * over), and a pass outside an end step stops reading as soon as one is
+ * asked for: an exit on a signal is not held up by a backlog.
  *
  * A graph launch's work is as many records as the graph ran nodes, which
  * the shim cannot know beforehand: its record waits until no new one has
@@ -18,12 +21,13 @@
  * kernel nodes then follow it to the consumer as records of their own
  * (GT_EVF_GRAPH_NODE: a kernel's run, not a call; gt_cupti_extras).
  *
- * A record whose activity record was lost (CUPTI dropped it, its buffer
- * was refused, or the table pushed it out) would hold its thread's later
- * records until the end. Once any loss was counted, a record that has
- * waited GT_CUPTI_LOST_NS through flushes is taken for lost and reported
- * without GPU time; without a loss a record waits, however long its work
- * runs. */
+ * A record whose activity record the table pushed out (the drain far
+ * behind) takes no GPU time, at once. One whose activity record was lost
+ * otherwise (CUPTI dropped it, or its buffer was refused) would hold its
+ * thread's later records until the end. Once any loss was counted, a
+ * record that has waited GT_CUPTI_LOST_NS through flushes is taken for
+ * lost and reported without GPU time; without a loss a record waits,
+ * however long its work runs. */
 #include "cupti_internal.h"
 
 #include <string.h>
@@ -42,6 +46,8 @@ static uint64_t now_ns;       /* the pass's time */
 static int waiting;           /* a record waited since the last poll */
 static int forced;            /* the end step's forced flush was made */
 static uint64_t settle_start; /* the end step's first poll; 0 outside one */
+static uint64_t read_until;   /* the end step's deadline for reading buffers; 0 none */
+static int (*read_stop)(void); /* outside an end step: one was asked for */
 static uint32_t handed_nodes; /* the last resolved graph launch's nodes, for gt_cupti_extras */
 static struct waiter {
     uint32_t corr;
@@ -65,27 +71,41 @@ static int given_up_as_lost(uint32_t corr)
            last_flush > w->since + GT_CUPTI_FLUSH_NS;
 }
 
+/* Reads the buffers CUPTI completed, within the pass's limits. */
+static void read_completed(void)
+{
+    gt_cupti_buffers_drain(gt_cupti_records_read, read_until, read_stop);
+}
+
 static void flush(uint32_t flag)
 {
     gt_cupti.flush_all(flag);
     last_flush = gt_clock_mono_ns();
-    gt_cupti_buffers_drain(gt_cupti_records_read);
+    gt_cupti_records_set_forced(flag == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    read_completed();
+    gt_cupti_records_set_forced(0);
 }
 
-void gt_cupti_poll(uint64_t settle_left_ns)
+void gt_cupti_poll(uint64_t settle_left_ns, int (*stop)(void))
 {
     now_ns = gt_clock_mono_ns();
     gt_cupti_records_set_pass(now_ns);
+    /* An end step's wait is over: nothing more is read or flushed, which
+     * would only lengthen the exit; what is not in is given up. */
+    if (settle_left_ns == 1) return;
+    read_until = settle_left_ns ? now_ns + settle_left_ns : 0;
+    read_stop = stop;
     if (!gt_cupti_session_running()) {
-        gt_cupti_buffers_drain(gt_cupti_records_read);
+        read_completed();
         return;
     }
     gt_cupti_clock_sample(0);
-    gt_cupti_buffers_drain(gt_cupti_records_read);
+    read_completed();
     if (gt_cupti_buffers_starved()) {
         gt_gpu_source_starved();
         return;
     }
+    if (stop && stop()) return; /* an end step takes over: it flushes */
     if (!settle_left_ns) {
         settle_start = 0;
         forced = 0;
@@ -104,9 +124,12 @@ void gt_cupti_poll(uint64_t settle_left_ns)
     waiting = 0;
 }
 
+/* Work still running when a forced flush took its record (no timestamps)
+ * is waited for as long as the end step allows, then given up: counted
+ * as pending at the cut, as an unfinished pair is. */
 static int settled(const gt_event *ev, const gt_cupti_entry *e)
 {
-    if (!e) return 0;
+    if (!e || e->running) return 0;
     if (ev->kind != GT_EV_GRAPH) return 1;
     return now_ns - e->updated >= GT_CUPTI_GRAPH_QUIET_NS;
 }
@@ -115,7 +138,8 @@ int gt_cupti_resolve(gt_event *ev, int give_up)
 {
     uint32_t corr = (uint32_t)ev->gpu_start;
     const gt_cupti_entry *e = gt_cupti_table_find(corr);
-    if (!give_up && !settled(ev, e) && !(!e && given_up_as_lost(corr))) {
+    int lost = !e && (gt_cupti_table_pushed_out(corr) || given_up_as_lost(corr));
+    if (!give_up && !settled(ev, e) && !lost) {
         waiting = 1;
         return 0;
     }

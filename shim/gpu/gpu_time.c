@@ -346,8 +346,8 @@ static void log_stats(void)
 
 /* Registered when the first GPU work is seen, so after the CUDA runtime's
  * own handler (registered at its initialisation) and therefore run before
- * it: pending pairs are read while their contexts exist. Only the cut: the
- * final report waits for the memory the teardown frees. */
+ * it: pending pairs (or CUPTI records) are read while their contexts exist.
+ * Only the cut: the final report waits for the memory the teardown frees. */
 static void exit_work(void)
 {
     gt_exit_cut();
@@ -416,9 +416,9 @@ static int resolve(gt_event *ev, int give_up)
 
 /* CUPTI's completed buffers are read on every pass once CUPTI ran: a
  * hand-over leaves records in flight to resolve. */
-static void poll(uint64_t settle_left_ns)
+static void poll(uint64_t settle_left_ns, int (*stop)(void))
 {
-    if (gt_cupti_session_started()) gt_cupti_poll(settle_left_ns);
+    if (gt_cupti_session_started()) gt_cupti_poll(settle_left_ns, stop);
 }
 
 static uint32_t extras(const gt_event *ev, gt_event *out, uint32_t cap)

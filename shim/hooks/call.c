@@ -160,8 +160,12 @@ static inline void commit(gt_event *ev, gt_gpu_pair *pair, const gt_call *c)
     if (pair) gt_gpu_attach(ev, pair);
     if (!ev) return;
     if (c->cupti && ev->result == 0 && gt_kind_is_gpu_work(ev->kind) &&
-        !(ev->flags & GT_EVF_CAPTURED))
+        !(ev->flags & GT_EVF_CAPTURED)) {
+        /* As for pairs: the exit's cut must come before the runtime's
+         * teardown, while CUPTI can still flush the contexts' records. */
+        gt_gpu_note_work();
         gt_cupti_attach(ev, c->cupti_mark);
+    }
     gt_ev_commit(ev);
 }
 

@@ -264,6 +264,11 @@ static void consume_list(gt_chunk *c, int in_end_step)
     }
 }
 
+static int never(void)
+{
+    return 0;
+}
+
 /* Retries the held chunks (oldest first), then consumes `fresh`. */
 static void consume_all(gt_chunk *fresh)
 {
@@ -271,7 +276,8 @@ static void consume_all(gt_chunk *fresh)
     const gt_gpu_resolver *r = atomic_load_explicit(&resolver, memory_order_acquire);
     if (r && r->poll && !cut_done) {
         uint64_t now = gpu_deadline_ns ? gt_clock_mono_ns() : 0;
-        r->poll(gpu_deadline_ns > now ? gpu_deadline_ns - now : gpu_deadline_ns ? 1 : 0);
+        r->poll(gpu_deadline_ns > now ? gpu_deadline_ns - now : gpu_deadline_ns ? 1 : 0,
+                in_end_step ? never : gt_end_asked);
     }
     gt_chunk *held = held_head;
     held_head = NULL;

@@ -31,8 +31,11 @@ typedef struct gt_gpu_resolver {
     /* Called on the draining thread before each pass that resolves records
      * (may be NULL): lets the source bring in what resolving needs.
      * settle_left_ns is what is left of an end step's wait for pending GPU
-     * times, 0 outside one. */
-    void (*poll)(uint64_t settle_left_ns);
+     * times (1 once it is over), 0 outside one: the source's work stays
+     * within it. Outside one, stop() (never NULL) turns true when an end
+     * step is asked for: the source leaves what it has not read for the
+     * next poll, so that the step is not kept waiting. */
+    void (*poll)(uint64_t settle_left_ns, int (*stop)(void));
     /* Why GPU timing, configured on, could give no time at all (a short
      * phrase for the report), or NULL. May be NULL itself. */
     const char *(*off_reason)(void);
