@@ -50,7 +50,10 @@ def env_for(args, **extra):
            if not k.startswith("GPUTRACE_") and k not in ("LD_PRELOAD", "NVTX_INJECTION64_PATH")}
     env["LD_LIBRARY_PATH"] = args.emu_dir
     env["GPUTRACE_EMU_KERNEL_NS"] = f"vec_add={VEC_ADD_NS},apps::scale={SCALE_NS}"
-    # GPU times are checked against these durations: event pairs read them exactly.
+    # No event pair outside a window (the driver's count of event records
+    # tells): event pairs, which read these durations exactly without the
+    # emulator's latency. A CUPTI source adds no event record at all.
+    env["GPUTRACE_GPU_TIMING"] = "events"
     env["GPUTRACE_EMU_EVENT_LATENCY_NS"] = "0"
     env.update(extra)
     return env

@@ -8,8 +8,12 @@ check_exports.py LIB GLIBC_BASE_VERSION CUDART_SO TYPEDEFS_H...
     and a wrapped entry point is wrapped in every one of its variants (a
     program may be handed any of them);
   - every exported runtime name is one libcudart.so.13 exports, and each
-    one's per-thread-default-stream twin there (_ptds/_ptsz) is wrapped too.
+    one's per-thread-default-stream twin there (_ptds/_ptsz) is wrapped too;
+  - every exported CUPTI name (the calls a program starts CUPTI with, which
+    hand CUPTI over) is a function the CUPTI headers beside the typedef
+    headers declare.
 """
+import glob
 import os
 import re
 import subprocess
@@ -50,7 +54,7 @@ def main(argv):
     for base, _, _, symbol in rows:
         by_base.setdefault(base, set()).add(symbol)
     variant_names = {symbol for _, _, _, symbol in rows}
-    driver = {n for n in names if n.startswith("cu") and not n.startswith("cuda")}
+    driver = {n for n in names if n.startswith("cu") and not n.startswith(("cuda", "cupti"))}
     for n in sorted(driver - variant_names):
         errors.append(f"{n} is exported but is no driver entry point variant")
     wrapped_bases = {base for base, symbols in by_base.items() if symbols & driver}
@@ -66,6 +70,16 @@ def main(argv):
         for twin in (n + "_ptds", n + "_ptsz"):
             if twin in real and twin not in runtime:
                 errors.append(f"{n} is wrapped but its per-thread variant {twin} is not")
+
+    declared = set()
+    for header in glob.glob(os.path.join(os.path.dirname(typedefs[0]), "cupti*.h")):
+        with open(header, encoding="utf-8", errors="replace") as h:
+            declared |= set(re.findall(r"CUptiResult\s+CUPTIAPI\s+(cupti\w+)\s*\(", h.read()))
+    cupti = {n for n in names if n.startswith("cupti")}
+    if not declared:
+        errors.append("no CUPTI header beside the typedef headers")
+    for n in sorted(cupti - declared):
+        errors.append(f"{n} is exported but no CUPTI header declares it")
 
     for e in errors:
         print("FAIL:", e)

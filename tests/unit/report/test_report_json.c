@@ -164,10 +164,12 @@ static void test_graph_and_timed_keys(void **unused)
     assert_non_null(
         strstr(text, "{\"name\": \"[graph launch]\", \"calls\": 1, \"gpu_ns\": {\"total\": 8000"));
     assert_non_null(
-        strstr(text, "\"timed\": 1, \"graph\": true, \"display_name\": \"[graph launch]\"}"));
+        strstr(text, "\"timed\": 1, \"graph\": true, \"graph_calls\": 0, \"display_name\": "
+                     "\"[graph launch]\"}"));
     assert_non_null(
         strstr(text, "{\"name\": \"graph\", \"calls\": 2, \"gpu_ns\": {\"total\": 500"));
-    assert_non_null(strstr(text, "\"timed\": 1, \"graph\": false, \"display_name\": \"graph\"}"));
+    assert_non_null(strstr(
+        text, "\"timed\": 1, \"graph\": false, \"graph_calls\": 0, \"display_name\": \"graph\"}"));
     assert_non_null(strstr(text, "\"calls\": 1, \"bytes\": 64, \"gpu_ns\": {\"total\": 0"));
     assert_non_null(strstr(text, "\"gbps\": 0.000, \"timed\": 0, \"timed_bytes\": 0}"));
     free(text);

@@ -60,6 +60,7 @@ void check_fill(gt_event *ev)
 
 _Atomic uint64_t check_gpu_completed;
 int check_gpu_give_ups;
+int check_gpu_cut_asks;
 
 static int fake_resolve(gt_event *ev, int give_up)
 {
@@ -71,7 +72,10 @@ static int fake_resolve(gt_event *ev, int give_up)
         return 1;
     }
     if (!give_up) return 0;
-    check_gpu_give_ups++;
+    if (give_up == GT_GPU_GIVE_UP_CUT)
+        check_gpu_cut_asks++;
+    else
+        check_gpu_give_ups++;
     ev->flags &= (uint8_t)~GT_EVF_GPU_PENDING;
     return 1;
 }
@@ -82,6 +86,7 @@ void check_gpu_reset(void)
 {
     atomic_store(&check_gpu_completed, 0);
     check_gpu_give_ups = 0;
+    check_gpu_cut_asks = 0;
 }
 
 void check_record_pending(uint64_t handle)

@@ -28,9 +28,12 @@ void check_finished(const gt_pipeline_totals *t, void *ctx);
 
 /* A fake GPU for records pending their GPU time: handle h (in gpu_start)
  * completes once h <= check_gpu_completed; resolved records get GPU times
- * 1000 h .. 1000 h + 500. check_gpu_give_ups counts what was given up. */
+ * 1000 h .. 1000 h + 500. check_gpu_give_ups counts what was given up
+ * before the cut, check_gpu_cut_asks what was given up from the cut on
+ * (GT_GPU_GIVE_UP_CUT: nothing to give back). */
 extern _Atomic uint64_t check_gpu_completed;
 extern int check_gpu_give_ups;
+extern int check_gpu_cut_asks;
 extern const gt_gpu_resolver check_gpu_resolver;
 void check_gpu_reset(void);
 /* Records one checkable record pending the GPU work of `handle`. */

@@ -170,6 +170,7 @@ static void test_cut_waits_for_gpu_within_its_bound(void **state)
     assert_int_equal(t->records, 5);
     assert_int_equal(t->gpu_given_up, 1);
     assert_int_equal(check_gpu_give_ups, 0);
+    assert_int_equal(check_gpu_cut_asks, 1);
     check_assert_thread(0, 5);
 }
 

@@ -92,12 +92,13 @@ static void test_held_until_resolved_in_thread_order(void **state)
 
     /* A record that never completes: reported without GPU time at the end,
      * after the bounded wait, and the record after it still arrives. From
-     * the cut on no pair is used again: the resolver is not asked to give
-     * it back. */
+     * the cut on no pair is used again: the resolver is told so, and gives
+     * nothing back. */
     check_record_pending(2);
     assert_int_equal(check_record_n(1, 0), 1);
     assert_int_equal(gt_pipeline_finish(10000), 0);
     assert_int_equal(check_gpu_give_ups, 0);
+    assert_int_equal(check_gpu_cut_asks, 1);
     assert_int_equal(check_totals()->gpu_given_up, 1);
     check_assert_thread(me, 42);
     assert_false(check_thread_last(me)->flags & (GT_EVF_GPU_PENDING | GT_EVF_GPU_TIMED));

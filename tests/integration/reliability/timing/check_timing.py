@@ -48,7 +48,9 @@ def env_for(args, **extra):
     env["LD_LIBRARY_PATH"] = os.pathsep.join(dict.fromkeys([args.driver_dir, args.emu_dir]))
     env["GPUTRACE_EMU_KERNEL_NS"] = ",".join(f"{k}={v}" for k, v in KERNEL_NS.items())
     env["GPUTRACE_EMU_GBPS"] = ",".join(f"{k}={v}" for k, v in GBPS.items())
-    # GPU times are checked against these durations: event pairs read them exactly.
+    # What event timing takes from drivers that lack entry points: event
+    # pairs, which read these durations exactly without the emulator's latency.
+    env["GPUTRACE_GPU_TIMING"] = "events"
     env["GPUTRACE_EMU_EVENT_LATENCY_NS"] = "0"
     env.update(extra)
     return env
