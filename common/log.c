@@ -18,7 +18,10 @@
  *   rarely, and a descriptor kept open could be closed, or its number
  *   reused, by a program that closes every descriptor (daemons do) - we
  *   would then write into one of its files. It is opened O_NONBLOCK, so a
- *   FIFO with no reader fails at once (ENXIO) instead of waiting for one.
+ *   FIFO with no reader fails at once (ENXIO) instead of waiting for one,
+ *   and each time under safe_file.h's rule (no link followed, the user's
+ *   own file with no other hard link), so that nobody can point a later
+ *   open elsewhere.
  * - A pipe, FIFO, socket or terminal that takes no more output is waited
  *   for at most GT_LOG_WAIT_MS in all over the life of the process; past
  *   that, what it does not take at once is dropped (a log file's is
@@ -30,10 +33,10 @@
 #include "fd_guard.h"
 #include "clock.h"
 #include "config.h"
+#include "safe_file.h"
 #include "settings.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -171,12 +174,10 @@ static void tell_on_stderr(_Atomic int *told, const char *what, const char *why)
 
 static void write_to_file(const char *buf, size_t len)
 {
-    int fd =
-        open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
+    const char *refused;
+    int fd = gt_file_open_append(log_path, &refused);
     if (fd < 0) {
-        int failure = errno;
-        tell_on_stderr(&open_failure_told, "cannot open",
-                       failure == ENXIO ? "a FIFO with no reader" : strerror(failure));
+        tell_on_stderr(&open_failure_told, "cannot open", refused);
         write_std(STDERR_FILENO, buf, len);
         return;
     }

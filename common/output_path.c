@@ -1,6 +1,9 @@
 #include "output_path.h"
 
+#include "safe_file.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -154,15 +157,23 @@ static void fail(char *err, size_t errcap, const char *path, const char *what, i
         snprintf(err, errcap, "%s: %s", path, what);
 }
 
-/* Writes the whole file at tmp; 0, or the errno of the failure (EIO when
- * none was set) with *what saying which step failed. */
-static int write_temporary(const char *tmp, int (*write_fn)(FILE *, void *), void *arg,
-                           const char **what)
+/* Writes the whole file into a new temporary beside path; 0, or the errno
+ * of the failure (EIO when none was set) with *what saying which step
+ * failed. */
+static int write_temporary(int dirfd, const char *path, mode_t mode, char tmp[PATH_MAX],
+                           int (*write_fn)(FILE *, void *), void *arg, const char **what)
 {
-    FILE *f = fopen(tmp, "we"); /* 'e': close-on-exec, so no child inherits it */
+    int fd = gt_file_create_temp(dirfd, path, O_WRONLY, mode, tmp, PATH_MAX);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        *what = "cannot create the temporary file";
-        return errno ? errno : EIO;
+        int failure = errno ? errno : EIO;
+        if (fd >= 0) {
+            close(fd);
+            unlinkat(dirfd, tmp, 0);
+        }
+        tmp[0] = '\0';
+        *what = failure == ENAMETOOLONG ? "path too long" : "cannot create the temporary file";
+        return failure;
     }
     errno = 0;
     bool ok = write_fn(f, arg) == 0 && fflush(f) == 0 && !ferror(f);
@@ -172,27 +183,27 @@ static int write_temporary(const char *tmp, int (*write_fn)(FILE *, void *), voi
     return failure;
 }
 
-int gt_output_write(const char *path, int (*write_fn)(FILE *out, void *arg), void *arg, char *err,
-                    size_t errcap)
+int gt_output_write_at(int dirfd, const char *path, mode_t mode,
+                       int (*write_fn)(FILE *out, void *arg), void *arg, char *err, size_t errcap)
 {
     int saved_errno = errno;
     char tmp[PATH_MAX];
-    int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-    if (n < 0 || (size_t)n >= sizeof(tmp)) {
-        fail(err, errcap, path, "path too long", 0);
-        errno = saved_errno;
-        return -1;
-    }
     const char *what = NULL;
-    int failure = write_temporary(tmp, write_fn, arg, &what);
-    if (!failure && rename(tmp, path) != 0) {
+    int failure = write_temporary(dirfd, path, mode, tmp, write_fn, arg, &what);
+    if (!failure && renameat(dirfd, tmp, dirfd, path) != 0) {
         failure = errno;
         what = "cannot replace the file";
     }
     if (failure) {
-        unlink(tmp);
-        fail(err, errcap, path, what, failure);
+        if (tmp[0]) unlinkat(dirfd, tmp, 0);
+        fail(err, errcap, path, what, failure == ENAMETOOLONG ? 0 : failure);
     }
     errno = saved_errno;
     return failure ? -1 : 0;
+}
+
+int gt_output_write(const char *path, int (*write_fn)(FILE *out, void *arg), void *arg, char *err,
+                    size_t errcap)
+{
+    return gt_output_write_at(AT_FDCWD, path, GT_FILE_MODE, write_fn, arg, err, errcap);
 }

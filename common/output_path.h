@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 enum gt_output_format {
     GT_OUTPUT_TEXT,
@@ -47,10 +48,16 @@ int gt_output_anchor(const char *tmpl, const char *dir, char *out, size_t cap);
 int gt_output_file_name(const char *base, enum gt_output_format f, char *out, size_t cap);
 
 /* Writes the file through write_fn (which returns 0, or -1 on failure)
- * into "<path>.<pid>.tmp" beside it, then renames it over path. On any
- * failure the temporary file is removed, err gets a one-line reason
+ * into a new temporary file beside it, then renames it over path
+ * (safe_file.h: a planted link is never followed), with GT_FILE_MODE. On
+ * any failure the temporary file is removed, err gets a one-line reason
  * ("<path>: <why>") and -1 is returned. errno is left as it was. */
 int gt_output_write(const char *path, int (*write_fn)(FILE *out, void *arg), void *arg, char *err,
                     size_t errcap);
+
+/* The same with path relative to the directory dirfd (AT_FDCWD: the
+ * working directory) and the file created with mode. */
+int gt_output_write_at(int dirfd, const char *path, mode_t mode,
+                       int (*write_fn)(FILE *out, void *arg), void *arg, char *err, size_t errcap);
 
 #endif

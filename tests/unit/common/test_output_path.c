@@ -1,7 +1,8 @@
 /* Report file names from the GPUTRACE_OUTPUT template and the atomic
- * replacement of report files. */
+ * replacement of report files, which no planted link redirects. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "output_path.h"
+#include "safe_file.h"
 
 static const char *fake_env(const char *name)
 {
@@ -237,6 +239,67 @@ static void test_unwritable_places(void **unused)
     assert_int_equal(count_entries(dir), 1);
 }
 
+/* A link planted where the temporary file used to be ("<path>.<pid>.tmp",
+ * a name anyone could foresee) and one at the final name: neither is
+ * written through; the final link is replaced by the report. */
+static void test_planted_links_not_followed(void **unused)
+{
+    (void)unused;
+    char path[PATH_MAX], victim[PATH_MAX], planted[PATH_MAX + 32], buf[64], err[256] = "";
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    snprintf(planted, sizeof(planted), "%s.%d.tmp", path, (int)getpid());
+    FILE *v = fopen(victim, "w");
+    assert_non_null(v);
+    fputs("precious\n", v);
+    fclose(v);
+    assert_int_equal(symlink(victim, planted), 0);
+    assert_int_equal(gt_output_write(path, write_text, "report\n", err, sizeof(err)), 0);
+    read_file(victim, buf, sizeof(buf));
+    assert_string_equal(buf, "precious\n");
+    read_file(path, buf, sizeof(buf));
+    assert_string_equal(buf, "report\n");
+    unlink(planted);
+    unlink(path);
+    assert_int_equal(symlink(victim, path), 0);
+    assert_int_equal(gt_output_write(path, write_text, "again\n", err, sizeof(err)), 0);
+    read_file(victim, buf, sizeof(buf));
+    assert_string_equal(buf, "precious\n");
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(count_entries(dir), 2); /* the report and the victim, no temporary */
+}
+
+/* Modes by one rule: GT_FILE_MODE (0644) less the umask, never 0666 even
+ * with a umask of 0; a private file 0600. */
+static void test_modes(void **unused)
+{
+    (void)unused;
+    char path[PATH_MAX], err[256] = "";
+    struct stat st;
+    mode_t old = umask(0);
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    assert_int_equal(gt_output_write(path, write_text, "x", err, sizeof(err)), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    umask(077);
+    assert_int_equal(gt_output_write(path, write_text, "x", err, sizeof(err)), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    umask(0);
+    int d = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(d >= 0);
+    assert_int_equal(gt_output_write_at(d, "private.txt", GT_FILE_PRIVATE_MODE, write_text, "x",
+                                        err, sizeof err),
+                     0);
+    close(d);
+    umask(old);
+    snprintf(path, sizeof(path), "%s/private.txt", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +311,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_replaces, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_unwritable_places, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_planted_links_not_followed, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_modes, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
