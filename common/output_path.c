@@ -60,6 +60,24 @@ static void append_str(path_builder *b, const char *s)
     if (s) append(b, s, strlen(s));
 }
 
+/* A value from outside the template (a host name, a report's, an
+ * environment variable): one name, never a way elsewhere. A '/' or a
+ * control byte becomes '_', and so does a leading '.', so that no path
+ * component the value is part of can be "." or "..". With `literal`, a '%'
+ * is doubled (the result is a template again). */
+static void append_value(path_builder *b, const char *s, bool literal)
+{
+    for (size_t i = 0; s && s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '/' || c < 0x20 || c == 0x7f || (i == 0 && c == '.'))
+            append(b, "_", 1);
+        else if (c == '%' && literal)
+            append(b, "%%", 2);
+        else
+            append(b, s + i, 1);
+    }
+}
+
 static int builder_result(path_builder *b)
 {
     if (!b->full) return 0;
@@ -80,8 +98,10 @@ static size_t parse_var(const char *p, char name[MAX_VAR_NAME + 1])
     return n + 2;
 }
 
-int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
-                     char *out, size_t cap)
+/* The expansion; with vars_only, %q{VAR} alone (its value a template
+ * again, see append_value) and every other token kept as written. */
+static int expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
+                  bool vars_only, char *out, size_t cap)
 {
     path_builder b;
     builder_init(&b, out, cap);
@@ -92,31 +112,40 @@ int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*
             break;
         }
         append(&b, p, (size_t)(pct - p));
-        char c = pct[1];
+        char c = pct[1], name[MAX_VAR_NAME + 1];
+        size_t used = c == 'q' ? parse_var(pct + 2, name) : 0;
         p = pct + 2;
-        if (c == '%') {
+        if (used) {
+            append_value(&b, get ? get(name) : NULL, vars_only);
+            p += used;
+        } else if (vars_only || (c != '%' && c != 'p' && c != 'h')) {
+            /* Kept as written: "%%" whole (its second '%' starts nothing);
+             * else the '%' alone, the rest read on as text (a trailing '%',
+             * an unknown letter, a %q without a well-formed {VAR}). */
+            p = pct + (c == '%' ? 2 : 1);
+            append(&b, pct, (size_t)(p - pct));
+        } else if (c == '%') {
             append(&b, "%", 1);
         } else if (c == 'p') {
             char num[24];
             snprintf(num, sizeof(num), "%d", pid);
             append_str(&b, num);
-        } else if (c == 'h') {
-            append_str(&b, host);
-        } else if (c == 'q') {
-            char name[MAX_VAR_NAME + 1];
-            size_t used = parse_var(p, name);
-            if (used)
-                append_str(&b, get ? get(name) : NULL);
-            else
-                append(&b, "%q", 2);
-            p += used;
         } else {
-            /* A trailing '%' or an unknown letter is ordinary text. */
-            append(&b, "%", 1);
-            p = pct + 1;
+            append_value(&b, host, false);
         }
     }
     return builder_result(&b);
+}
+
+int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
+                     char *out, size_t cap)
+{
+    return expand(tmpl, pid, host, get, false, out, cap);
+}
+
+int gt_output_expand_vars(const char *tmpl, const char *(*get)(const char *), char *out, size_t cap)
+{
+    return expand(tmpl, 0, NULL, get, true, out, cap);
 }
 
 bool gt_output_relative(const char *tmpl, int pid, const char *host,

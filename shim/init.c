@@ -283,7 +283,7 @@ static void init_body(void)
     /* Under the gputrace command the values were checked, and their
      * warnings given, once for every process (config_warnings.c). */
     gt_config_give_warnings(&gt_cfg, process_getenv, NULL);
-    gt_emit_anchor_output(&gt_cfg);
+    gt_emit_settle_output(&gt_cfg);
     gt_emit_prepare_trace(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();

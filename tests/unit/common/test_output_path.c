@@ -1,5 +1,6 @@
-/* Report file names from the GPUTRACE_OUTPUT template and the atomic
- * replacement of report files, which no planted link redirects. */
+/* Report file names from the GPUTRACE_OUTPUT template, values that stay
+ * names, and the atomic replacement of report files that no planted link
+ * redirects. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,9 @@ static const char *fake_env(const char *name)
     if (strcmp(name, "JOB") == 0) return "job42";
     if (strcmp(name, "RANK") == 0) return "3";
     if (strcmp(name, "SCRATCH") == 0) return "/scratch";
+    if (strcmp(name, "UP") == 0) return "../../etc";
+    if (strcmp(name, "DOT") == 0) return ".";
+    if (strcmp(name, "PCT") == 0) return "50%p";
     if (strcmp(name, "LONG") == 0) {
         static char big[PATH_MAX];
         memset(big, 'x', sizeof(big) - 1);
@@ -70,6 +74,51 @@ static void test_odd_templates(void **unused)
     assert_string_equal(out, "");
 }
 
+/* A host name (a report's, in `gputrace report -o '%h.%p'`) and the
+ * variables' values are each one name: no '/', no control byte, no
+ * component "." or ".." made of them, so they never lead outside the
+ * directory the template names. */
+static void test_values_stay_names(void **unused)
+{
+    (void)unused;
+    char out[PATH_MAX];
+    assert_int_equal(
+        gt_output_expand("out/%h.%p", 7, "/../../../../tmp/x/pwned", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "out/_.._.._.._.._tmp_x_pwned.7");
+    assert_int_equal(gt_output_expand("out/%h/r", 7, "..", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "out/_./r");
+    assert_int_equal(gt_output_expand("out/%h%q{DOT}/r", 7, ".", fake_env, out, sizeof out), 0);
+    assert_string_equal(out, "out/__/r");
+    assert_int_equal(gt_output_expand("a.%h", 7, "x\x1b]0;t\x07\n", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "a.x_]0;t__");
+    expect("out/%q{UP}/r", "out/_._.._etc/r");
+    expect("%q{SCRATCH}/r", "_scratch/r");
+    expect("r.%q{PCT}", "r.50%p");   /* a value's % is not a token */
+    expect("../r.%h", "../r.node7"); /* the template's own text is the user's */
+}
+
+/* %q{VAR} taken once (the library does at load): the result is a template
+ * whose later expansion gives what the whole one gave then. */
+static void test_expand_vars(void **unused)
+{
+    (void)unused;
+    char tmpl[PATH_MAX], out[PATH_MAX];
+    assert_int_equal(gt_output_expand_vars("o/%q{JOB}.%p.%h.%%p.%q{PCT}.%q{UP}.%q{JOB", fake_env,
+                                           tmpl, sizeof tmpl),
+                     0);
+    assert_string_equal(tmpl, "o/job42.%p.%h.%%p.50%%p._._.._etc.%q{JOB");
+    assert_int_equal(gt_output_expand(tmpl, 12, "n", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "o/job42.12.n.%p.50%p._._.._etc.%q{JOB");
+    assert_int_equal(gt_output_expand("o/%q{JOB}.%p.%h.%%p.%q{PCT}.%q{UP}.%q{JOB", 12, "n",
+                                      fake_env, tmpl, sizeof tmpl),
+                     0);
+    assert_string_equal(tmpl, out);
+    assert_int_equal(gt_output_expand_vars("trail%", fake_env, tmpl, sizeof tmpl), 0);
+    assert_string_equal(tmpl, "trail%");
+    assert_int_equal(gt_output_expand_vars("/%q{LONG}", fake_env, tmpl, sizeof tmpl), -1);
+    assert_string_equal(tmpl, "");
+}
+
 static void test_too_long(void **unused)
 {
     (void)unused;
@@ -114,7 +163,7 @@ static void test_anchor(void **unused)
     assert_true(gt_output_relative("%q{JOB}/r", 1, "h", fake_env));
     assert_true(gt_output_relative("%p", 1, "h", fake_env));
     assert_false(gt_output_relative("/abs/r", 1, "h", fake_env));
-    assert_false(gt_output_relative("%q{SCRATCH}/r", 1, "h", fake_env));
+    assert_true(gt_output_relative("%q{SCRATCH}/r", 1, "h", fake_env)); /* a value is one name */
     assert_false(gt_output_relative("%q{LONG}x", 1, "h", fake_env)); /* refused later */
 
     char out[PATH_MAX], expanded[PATH_MAX];
@@ -305,6 +354,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_odd_templates),
+        cmocka_unit_test(test_values_stay_names),
+        cmocka_unit_test(test_expand_vars),
         cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_file_names),
         cmocka_unit_test(test_anchor),
