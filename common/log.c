@@ -22,6 +22,8 @@
  *   and each time under safe_file.h's rule (no link followed, the user's
  *   own file with no other hard link), so that nobody can point a later
  *   open elsewhere.
+ * - Every line is made safe on a terminal (utf8.h) as the summary's names
+ *   are: warnings and debug lines quote names the program chose.
  * - A pipe, FIFO, socket or terminal that takes no more output is waited
  *   for at most GT_LOG_WAIT_MS in all over the life of the process; past
  *   that, what it does not take at once is dropped (a log file's is
@@ -35,6 +37,7 @@
 #include "config.h"
 #include "safe_file.h"
 #include "settings.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -213,12 +216,13 @@ void gt_log_write(const char *buf, size_t len)
 
 static void log_line(const char *prefix, const char *fmt, va_list ap)
 {
-    char line[2048];
+    char text[2048], line[2048];
     int saved = errno;
+    int m = vsnprintf(text, sizeof text, fmt, ap);
+    size_t len = m < 0 ? 0 : (size_t)m < sizeof text ? (size_t)m : sizeof text - 1;
     size_t n = (size_t)snprintf(line, sizeof line, "%s", prefix);
-    int m = vsnprintf(line + n, sizeof line - n, fmt, ap);
-    if (m > 0) n += (size_t)m;
-    if (n > sizeof line - 2) n = sizeof line - 2; /* cut: still one whole line */
+    /* cut to leave room for the newline: still one whole line */
+    n += gt_text_safe_copy(line + n, sizeof line - 1 - n, text, len);
     line[n++] = '\n';
     gt_log_write(line, n);
     errno = saved;

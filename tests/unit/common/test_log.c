@@ -268,6 +268,20 @@ static void test_planted_link_not_followed(void **state)
     unlink(victim);
 }
 
+/* Warnings and debug lines quote what programs chose (entry point names,
+ * paths): no byte a terminal acts on reaches the log, and ill-formed
+ * UTF-8 is replaced as in the summary. */
+static void test_lines_safe_on_a_terminal(void **state)
+{
+    (void)state;
+    unlink(path);
+    gt_log_init(GT_LOG_FILE, path, GT_VERB_DEBUG);
+    gt_debug("dlsym(%s)", "k\x1b]52;c;aGk=\x07\r\x9b\xc2\x9b"
+                          "2J");
+    assert_string_equal(slurp(path), "gputrace: debug: dlsym(k?]52;c;aGk=??\xEF\xBF\xBD?"
+                                     "2J)\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_fifo_without_reader),
         cmocka_unit_test(test_unopenable_file_falls_back_to_stderr),
         cmocka_unit_test(test_planted_link_not_followed),
+        cmocka_unit_test(test_lines_safe_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
