@@ -1,7 +1,7 @@
 /* The shim's cost on a kernel launch (figures, not tests: see
  * scripts/bench.sh), on the emulated driver with a zero-duration kernel.
  *
- *   gt_bench_launch PATH/libgputrace.so [launches] [runs]
+ *   gt_bench_launch PATH/libgputrace.so [launches] [runs] [BASELINE/libgputrace.so]
  *
  * Two paths into the driver:
  *   driver   cuLaunchKernel, as driver-API programs and the static runtime
@@ -28,9 +28,15 @@
  * the epoch records the drain adds, about one a second) and events
  * created (none once warm); for disabled and outside, the ns added and
  * (outside) the event records. A child whose launch function is not the
- * shim's says so: then the shim has no hook for it. */
+ * shim's says so: then the shim has no hook for it.
+ *
+ * With a second library (another build: the code before a change, or
+ * built with other flags), each of its modes runs right after the same
+ * mode of the first, in the same rounds, and its rows follow, marked
+ * "baseline": the two are compared under the same load. */
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,71 +185,92 @@ typedef struct path_figures {
     int intercepted;
 } path_figures;
 
-/* One run of every path and mode; 0, or -1 when a child failed. */
-static int run_round(const char *shim, uint64_t launches, int run, path_figures *fig)
+#define LIBS 2 /* the library measured, and a baseline to compare it with */
+
+/* One run of every path and mode for each of the nlibs libraries (a bare
+ * launch once, for all); 0, or -1 when a child failed. */
+static int run_round(const char *const *shims, int nlibs, uint64_t launches, int run,
+                     path_figures fig[][PATHS])
 {
     for (int p = 0; p < PATHS; p++) {
         for (int m = 0; m < MODES; m++) {
-            struct result res;
-            if (run_child("/proc/self/exe", shim, (enum path)p, (enum mode)m, launches, &res)) {
-                fprintf(stderr, "gt_bench_launch: the %s %s run failed\n", path_names[p],
-                        mode_names[m]);
-                return -1;
-            }
-            fig[p].ns[m][run] = res.ns_per_launch;
-            if (m != BARE) fig[p].intercepted &= res.intercepted;
-            struct result *sum = m == EVENTS    ? &fig[p].events
-                                 : m == OUTSIDE ? &fig[p].outside
-                                                : NULL;
-            if (sum) {
-                sum->launches += res.launches;
-                sum->records += res.records;
-                sum->created += res.created;
+            for (int l = 0; l < nlibs; l++) {
+                path_figures *f = &fig[l][p];
+                struct result res;
+                if (m == BARE && l) {
+                    f->ns[m][run] = fig[0][p].ns[m][run];
+                    continue;
+                }
+                if (run_child("/proc/self/exe", shims[l], (enum path)p, (enum mode)m, launches,
+                              &res)) {
+                    fprintf(stderr, "gt_bench_launch: the %s %s run of %s failed\n", path_names[p],
+                            mode_names[m], shims[l]);
+                    return -1;
+                }
+                f->ns[m][run] = res.ns_per_launch;
+                if (m != BARE) f->intercepted &= res.intercepted;
+                struct result *sum = m == EVENTS ? &f->events : m == OUTSIDE ? &f->outside : NULL;
+                if (sum) {
+                    sum->launches += res.launches;
+                    sum->records += res.records;
+                    sum->created += res.created;
+                }
             }
         }
     }
     return 0;
 }
 
+/* The rows of one library on one path; `which` "" or " (baseline)". */
+static void print_rows(path_figures *f, int runs, const char *label, const char *which,
+                       const char *off_target, bool bare)
+{
+    double med[MODES];
+    for (int m = 0; m < MODES; m++)
+        med[m] = bench_median(f->ns[m], runs);
+    const struct result *e = &f->events;
+    const char *note = f->intercepted ? "" : " (not intercepted: the shim's load only)";
+    if (bare) printf("| launch, %s: bare | %.1f ns | |\n", label, med[BARE]);
+    printf("| launch, %s: added, timing off%s%s | %+.1f ns | %s |\n", label, note, which,
+           med[OFF] - med[BARE], off_target);
+    printf("| launch, %s: added, timing on%s%s | %+.1f ns; %.4f event records and %" PRIu64
+           " events created per launch | 2 records, 0 created |\n",
+           label, note, which, med[EVENTS] - med[BARE], (double)e->records / (double)e->launches,
+           e->created);
+    printf("| launch, %s: added, kernel and api categories off%s%s | %+.1f ns | |\n", label, note,
+           which, med[DISABLED] - med[BARE]);
+    const struct result *o = &f->outside;
+    printf("| launch, %s: added, outside a capture window (timing on)%s%s | %+.1f ns; %.4f event "
+           "records per launch | as with the categories off; 0 records |\n",
+           label, note, which, med[OUTSIDE] - med[BARE], (double)o->records / (double)o->launches);
+}
+
 int main(int argc, char **argv)
 {
     if (getenv(CHILD_ENV)) return child(strtoull(argv[1], NULL, 10), argc > 2 ? argv[2] : "");
     if (argc < 2) {
-        fprintf(stderr, "usage: gt_bench_launch PATH/libgputrace.so [launches] [runs]\n");
+        fprintf(stderr, "usage: gt_bench_launch PATH/libgputrace.so [launches] [runs] "
+                        "[BASELINE/libgputrace.so]\n");
         return 2;
     }
     uint64_t launches = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
     int runs = argc > 3 ? atoi(argv[3]) : 7;
+    const char *shims[LIBS] = {argv[1], argc > 4 ? argv[4] : NULL};
+    int nlibs = shims[1] ? 2 : 1;
     if (launches == 0 || runs < 1 || runs > MAX_RUNS) return 2;
-    static path_figures fig[PATHS];
-    for (int p = 0; p < PATHS; p++)
-        fig[p].intercepted = 1;
+    static path_figures fig[LIBS][PATHS];
+    for (int l = 0; l < LIBS; l++)
+        for (int p = 0; p < PATHS; p++)
+            fig[l][p].intercepted = 1;
     for (int r = 0; r < runs; r++)
-        if (run_round(argv[1], launches, r, fig) != 0) return 1;
+        if (run_round(shims, nlibs, launches, r, fig) != 0) return 1;
     static const char *const path_labels[PATHS] = {"driver cuLaunchKernel",
                                                    "runtime __cudaLaunchKernel (<<<>>>)"};
     /* The target is the driver launch's; the runtime path has two wrappers. */
     static const char *const off_targets[PATHS] = {"<= +40 ns", ""};
     for (int p = 0; p < PATHS; p++) {
-        double med[MODES];
-        for (int m = 0; m < MODES; m++)
-            med[m] = bench_median(fig[p].ns[m], runs);
-        const struct result *e = &fig[p].events;
-        const char *note = fig[p].intercepted ? "" : " (not intercepted: the shim's load only)";
-        printf("| launch, %s: bare | %.1f ns | |\n", path_labels[p], med[BARE]);
-        printf("| launch, %s: added, timing off%s | %+.1f ns | %s |\n", path_labels[p], note,
-               med[OFF] - med[BARE], off_targets[p]);
-        printf("| launch, %s: added, timing on%s | %+.1f ns; %.4f event records and %" PRIu64
-               " events created per launch | 2 records, 0 created |\n",
-               path_labels[p], note, med[EVENTS] - med[BARE],
-               (double)e->records / (double)e->launches, e->created);
-        printf("| launch, %s: added, kernel and api categories off%s | %+.1f ns | |\n",
-               path_labels[p], note, med[DISABLED] - med[BARE]);
-        const struct result *o = &fig[p].outside;
-        printf("| launch, %s: added, outside a capture window (timing on)%s | %+.1f ns; %.4f event "
-               "records per launch | as with the categories off; 0 records |\n",
-               path_labels[p], note, med[OUTSIDE] - med[BARE],
-               (double)o->records / (double)o->launches);
+        print_rows(&fig[0][p], runs, path_labels[p], "", off_targets[p], true);
+        if (nlibs > 1) print_rows(&fig[1][p], runs, path_labels[p], " (baseline)", "", false);
     }
     return 0;
 }

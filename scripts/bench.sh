@@ -19,6 +19,9 @@
 # its load average (and the last line the load at the end), since other
 # work on the machine moves them.
 #   GPUTRACE_BENCH_DIR   build directory (default build/bench)
+#   GPUTRACE_BENCH_BASELINE another libgputrace.so (an earlier build, or one
+#                        configured -DGPUTRACE_HARDEN=OFF): the launch figures
+#                        of both, side by side from the same runs
 #   GPUTRACE_BENCH_FILES where the writers' and the tools' benchmarks write
 #                        (default /tmp; the 10M-event traces take about
 #                        2.9 GB for a moment, the tools' reports 50 MB)
@@ -78,7 +81,7 @@ echo
 echo "| figure | value | target |"
 echo "|---|---|---|"
 "$build/bench/gt_bench_pipeline"
-"$build/bench/gt_bench_launch" "$build/lib/libgputrace.so"
+"$build/bench/gt_bench_launch" "$build/lib/libgputrace.so" 1000000 7 ${GPUTRACE_BENCH_BASELINE:+"$GPUTRACE_BENCH_BASELINE"}
 snapdir=$(mktemp -d "$files/gt_bench_snapshot.XXXXXX")
 "$build/bench/gt_bench_snapshot" "$build/lib/libgputrace.so" "$snapdir"
 rm -rf "$snapdir"
