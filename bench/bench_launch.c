@@ -1,7 +1,8 @@
 /* The shim's cost on a kernel launch (figures, not tests: see
  * scripts/bench.sh), on the emulated driver with a zero-duration kernel.
  *
- *   gt_bench_launch PATH/libgputrace.so [launches] [runs] [PATH/libcupti_ref.so]
+ *   gt_bench_launch PATH/libgputrace.so [launches] [runs] [BASELINE/libgputrace.so|-]
+ *                   [PATH/libcupti_ref.so]
  *
  * Two paths into the driver:
  *   driver   cuLaunchKernel, as driver-API programs and the static runtime
@@ -13,6 +14,12 @@
  *   bare     no shim
  *   off      LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=off
  *   events   LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=events
+ *   disabled LD_PRELOAD=libgputrace.so, GPUTRACE_CATEGORIES=memory: the
+ *            launch's categories (kernel, api) off
+ *   outside  LD_PRELOAD=libgputrace.so, GPUTRACE_CAPTURE=profiler-api, GPU
+ *            timing on, and no profiler start: every launch outside a
+ *            capture window, which must cost what `disabled` costs and
+ *            make no event record
  *   cupti    LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=cupti (the
  *            emulator's libcupti.so.13, which does its own work per launch:
  *            the callback, a record)
@@ -20,12 +27,6 @@
  *            (CUDA_INJECTION64_PATH): what CUPTI's records cost alone, so
  *            that cupti - ref is what the shim adds to them (only with the
  *            recorder's path given)
- *   disabled LD_PRELOAD=libgputrace.so, GPUTRACE_CATEGORIES=memory: the
- *            launch's categories (kernel, api) off
- *   outside  LD_PRELOAD=libgputrace.so, GPUTRACE_CAPTURE=profiler-api, GPU
- *            timing on, and no profiler start: every launch outside a
- *            capture window, which must cost what `disabled` costs and
- *            make no event record
  * Each child launches on one stream, warms up, then times `launches`
  * launches (wall time / launches, the stream synchronised at the end).
  * Printed per path, as rows of a Markdown table (figure | value |
@@ -35,9 +36,15 @@
  * the epoch records the drain adds, about one a second) and events
  * created (none once warm); for disabled and outside, the ns added and
  * (outside) the event records. A child whose launch function is not the
- * shim's says so: then the shim has no hook for it. */
+ * shim's says so: then the shim has no hook for it.
+ *
+ * With a second library (another build: the code before a change, or
+ * built with other flags), each of its modes runs right after the same
+ * mode of the first, in the same rounds, and its rows follow, marked
+ * "baseline": the two are compared under the same load. */
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,80 +198,105 @@ typedef struct path_figures {
     int intercepted;
 } path_figures;
 
-/* One run of every path and mode; 0, or -1 when a child failed. */
-static int run_round(const char *shim, uint64_t launches, int run, path_figures *fig)
+#define LIBS 2 /* the library measured, and a baseline to compare it with */
+
+/* One run of every path and mode for each of the nlibs libraries (a bare
+ * launch once, for all); 0, or -1 when a child failed. */
+static int run_round(const char *const *shims, int nlibs, uint64_t launches, int run,
+                     path_figures fig[][PATHS])
 {
     for (int p = 0; p < PATHS; p++) {
         for (int m = 0; m < MODES; m++) {
             if (m == REF && !cupti_ref) continue;
-            struct result res;
-            if (run_child("/proc/self/exe", shim, (enum path)p, (enum mode)m, launches, &res)) {
-                fprintf(stderr, "gt_bench_launch: the %s %s run failed\n", path_names[p],
-                        mode_names[m]);
-                return -1;
-            }
-            fig[p].ns[m][run] = res.ns_per_launch;
-            if (m != BARE) fig[p].intercepted &= res.intercepted;
-            struct result *sum = m == EVENTS    ? &fig[p].events
-                                 : m == OUTSIDE ? &fig[p].outside
-                                                : NULL;
-            if (sum) {
-                sum->launches += res.launches;
-                sum->records += res.records;
-                sum->created += res.created;
+            for (int l = 0; l < nlibs; l++) {
+                path_figures *f = &fig[l][p];
+                struct result res;
+                /* The runs without the shim are the same for both. */
+                if ((m == BARE || m == REF) && l) {
+                    f->ns[m][run] = fig[0][p].ns[m][run];
+                    continue;
+                }
+                if (run_child("/proc/self/exe", shims[l], (enum path)p, (enum mode)m, launches,
+                              &res)) {
+                    fprintf(stderr, "gt_bench_launch: the %s %s run of %s failed\n", path_names[p],
+                            mode_names[m], shims[l]);
+                    return -1;
+                }
+                f->ns[m][run] = res.ns_per_launch;
+                if (m != BARE) f->intercepted &= res.intercepted;
+                struct result *sum = m == EVENTS ? &f->events : m == OUTSIDE ? &f->outside : NULL;
+                if (sum) {
+                    sum->launches += res.launches;
+                    sum->records += res.records;
+                    sum->created += res.created;
+                }
             }
         }
     }
     return 0;
 }
 
+/* The rows of one library on one path; `which` "" or " (baseline)". */
+static void print_rows(path_figures *f, int runs, const char *label, const char *which,
+                       const char *off_target, bool bare)
+{
+    double med[MODES];
+    for (int m = 0; m < MODES; m++)
+        med[m] = m == REF && !cupti_ref ? 0 : bench_median(f->ns[m], runs);
+    const struct result *e = &f->events;
+    const char *note = f->intercepted ? "" : " (not intercepted: the shim's load only)";
+    if (bare) printf("| launch, %s: bare | %.1f ns | |\n", label, med[BARE]);
+    printf("| launch, %s: added, timing off%s%s | %+.1f ns | %s |\n", label, note, which,
+           med[OFF] - med[BARE], off_target);
+    printf("| launch, %s: added, timing on%s%s | %+.1f ns; %.4f event records and %" PRIu64
+           " events created per launch | 2 records, 0 created |\n",
+           label, note, which, med[EVENTS] - med[BARE], (double)e->records / (double)e->launches,
+           e->created);
+    printf("| launch, %s: added, CUPTI source%s%s | %+.1f ns, %+.1f ns over timing off | "
+           "%s |\n",
+           label, note, which, med[CUPTI] - med[BARE], med[CUPTI] - med[OFF],
+           bare ? "<= +60 ns over timing off" : "");
+    if (cupti_ref && bare)
+        printf("| launch, %s: added by a bare CUPTI recorder (the kit's reference) | %+.1f ns | |\n",
+               label, med[REF] - med[BARE]);
+    if (cupti_ref)
+        printf("| launch, %s: what the CUPTI source adds to that recorder's cost%s | %+.1f ns | |\n",
+               label, which, med[CUPTI] - med[REF]);
+    printf("| launch, %s: added, kernel and api categories off%s%s | %+.1f ns | |\n", label, note,
+           which, med[DISABLED] - med[BARE]);
+    const struct result *o = &f->outside;
+    printf("| launch, %s: added, outside a capture window (timing on)%s%s | %+.1f ns; %.4f event "
+           "records per launch | as with the categories off; 0 records |\n",
+           label, note, which, med[OUTSIDE] - med[BARE], (double)o->records / (double)o->launches);
+}
+
 int main(int argc, char **argv)
 {
     if (getenv(CHILD_ENV)) return child(strtoull(argv[1], NULL, 10), argc > 2 ? argv[2] : "");
     if (argc < 2) {
-        fprintf(stderr, "usage: gt_bench_launch PATH/libgputrace.so [launches] [runs]\n");
+        fprintf(stderr, "usage: gt_bench_launch PATH/libgputrace.so [launches] [runs] "
+                        "[BASELINE/libgputrace.so|-] [PATH/libcupti_ref.so]\n");
         return 2;
     }
     uint64_t launches = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
     int runs = argc > 3 ? atoi(argv[3]) : 7;
-    cupti_ref = argc > 4 ? argv[4] : NULL;
+    const char *shims[LIBS] = {argv[1], argc > 4 && strcmp(argv[4], "-") ? argv[4] : NULL};
+    cupti_ref = argc > 5 ? argv[5] : NULL;
+    int nlibs = shims[1] ? 2 : 1;
     if (launches == 0 || runs < 1 || runs > MAX_RUNS) return 2;
-    static path_figures fig[PATHS];
-    for (int p = 0; p < PATHS; p++)
-        fig[p].intercepted = 1;
+    static path_figures fig[LIBS][PATHS];
+    for (int l = 0; l < LIBS; l++)
+        for (int p = 0; p < PATHS; p++)
+            fig[l][p].intercepted = 1;
     for (int r = 0; r < runs; r++)
-        if (run_round(argv[1], launches, r, fig) != 0) return 1;
+        if (run_round(shims, nlibs, launches, r, fig) != 0) return 1;
     static const char *const path_labels[PATHS] = {"driver cuLaunchKernel",
                                                    "runtime __cudaLaunchKernel (<<<>>>)"};
     /* The target is the driver launch's; the runtime path has two wrappers. */
     static const char *const off_targets[PATHS] = {"<= +40 ns", ""};
     for (int p = 0; p < PATHS; p++) {
-        double med[MODES];
-        for (int m = 0; m < MODES; m++)
-            med[m] = m == REF && !cupti_ref ? 0 : bench_median(fig[p].ns[m], runs);
-        const struct result *e = &fig[p].events;
-        const char *note = fig[p].intercepted ? "" : " (not intercepted: the shim's load only)";
-        printf("| launch, %s: bare | %.1f ns | |\n", path_labels[p], med[BARE]);
-        printf("| launch, %s: added, timing off%s | %+.1f ns | %s |\n", path_labels[p], note,
-               med[OFF] - med[BARE], off_targets[p]);
-        printf("| launch, %s: added, timing on%s | %+.1f ns; %.4f event records and %" PRIu64
-               " events created per launch | 2 records, 0 created |\n",
-               path_labels[p], note, med[EVENTS] - med[BARE],
-               (double)e->records / (double)e->launches, e->created);
-        printf("| launch, %s: added, CUPTI source%s | %+.1f ns, %+.1f ns over timing off | "
-               "<= +60 ns over timing off |\n",
-               path_labels[p], note, med[CUPTI] - med[BARE], med[CUPTI] - med[OFF]);
-        if (cupti_ref)
-            printf("| launch, %s: added by a bare CUPTI recorder (the kit's reference) | %+.1f ns; "
-                   "the CUPTI source adds %+.1f ns to it | |\n",
-                   path_labels[p], med[REF] - med[BARE], med[CUPTI] - med[REF]);
-        printf("| launch, %s: added, kernel and api categories off%s | %+.1f ns | |\n",
-               path_labels[p], note, med[DISABLED] - med[BARE]);
-        const struct result *o = &fig[p].outside;
-        printf("| launch, %s: added, outside a capture window (timing on)%s | %+.1f ns; %.4f event "
-               "records per launch | as with the categories off; 0 records |\n",
-               path_labels[p], note, med[OUTSIDE] - med[BARE],
-               (double)o->records / (double)o->launches);
+        print_rows(&fig[0][p], runs, path_labels[p], "", off_targets[p], true);
+        if (nlibs > 1) print_rows(&fig[1][p], runs, path_labels[p], " (baseline)", "", false);
     }
     return 0;
 }

@@ -42,10 +42,11 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint32_t name(gt_strtab *t, const char *fmt, unsigned i)
+/* "<before><i><after>" interned. */
+static uint32_t name(gt_strtab *t, const char *before, unsigned i, const char *after)
 {
     char buf[128];
-    int n = snprintf(buf, sizeof buf, fmt, i);
+    int n = snprintf(buf, sizeof buf, "%s%u%s", before, i, after);
     return gt_strtab_intern(t, buf, (size_t)n);
 }
 
@@ -67,8 +68,8 @@ static gt_report *make_report(gt_strtab *names, int variant)
         if (gone) continue;
         uint32_t id =
             variant && k % 100 == 2
-                ? name(names, "void solver::new_kernel_%u<float>(float*, int)", k)
-                : name(names, "void solver::kernel_%u<float>(float const*, float*, int)", k);
+                ? name(names, "void solver::new_kernel_", k, "<float>(float*, int)")
+                : name(names, "void solver::kernel_", k, "<float>(float const*, float*, int)");
         for (unsigned c = 0; c < CALLS_PER_ROW; c++) {
             gt_event ev;
             memset(&ev, 0, sizeof ev);
@@ -88,7 +89,7 @@ static gt_report *make_report(gt_strtab *names, int variant)
         }
     }
     for (unsigned i = 0; i < ranges; i++) {
-        uint32_t id = name(names, "step %u", i);
+        uint32_t id = name(names, "step ", i, "");
         for (unsigned c = 0; c < CALLS_PER_ROW; c++) {
             gt_event ev;
             memset(&ev, 0, sizeof ev);
@@ -105,7 +106,7 @@ static gt_report *make_report(gt_strtab *names, int variant)
         }
     }
     for (unsigned i = 0; i < apis; i++) {
-        uint32_t id = name(names, "cuEntryPoint_%u", i);
+        uint32_t id = name(names, "cuEntryPoint_", i, "");
         for (unsigned c = 0; c < CALLS_PER_ROW; c++) {
             gt_event ev;
             memset(&ev, 0, sizeof ev);

@@ -13,17 +13,24 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "utf8.h"
 
 #define LIBRARY_NAME "libgputrace.so"
 
 void gt_cli_error(const char *fmt, ...)
 {
+    char *text = NULL, *safe = NULL;
     va_list ap;
     va_start(ap, fmt);
-    fputs("gputrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int n = vasprintf(&text, fmt, ap);
     va_end(ap);
+    /* Messages quote file names and what a report holds (its host name in
+     * a path): made safe on a terminal as the summary's names are. */
+    if (n >= 0 && (safe = malloc((size_t)n * 3 + 1)) != NULL)
+        gt_text_safe_copy(safe, (size_t)n * 3 + 1, text, (size_t)n);
+    fprintf(stderr, "gputrace: %s\n", safe ? safe : "(no memory for the message)");
+    free(safe);
+    if (n >= 0) free(text);
 }
 
 static bool is_regular(const char *path)

@@ -7,10 +7,16 @@
  * of its own (its last snapshot stands), the command marks the snapshot's
  * files final, naming the signal (JSON "final": true, "signal": N; the
  * text's snapshot line), and prints the summary from that snapshot with
- * the same line. Then the directory goes. */
+ * the same line. Then the directory goes, even while processes started
+ * under the command still run: the command ends when its program does,
+ * and cannot know when, if ever, every descendant will. They write there
+ * only while the directory is still the one made here (mkdtemp: 0700,
+ * the user's), which the library checks at each write (see
+ * shim/sink/snapshot_summary.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +52,16 @@ void gt_cli_snapshots_begin(const gt_config *cfg)
     setenv(GT_SNAPSHOT_SUMMARY_VAR, path, 1);
 }
 
-/* The whole file, NUL-terminated (its length in *len); NULL when none. */
+/* The whole file, NUL-terminated (its length in *len); NULL when none.
+ * Only a regular file of the user's, not through a link: what is written
+ * back in its place must be the report, not a file someone pointed to. */
 static char *read_all(const char *path, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return NULL;
     struct stat st;
-    char *buf = fstat(fd, &st) == 0 && st.st_size >= 0 ? malloc((size_t)st.st_size + 1) : NULL;
+    bool own = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+    char *buf = own && st.st_size >= 0 ? malloc((size_t)st.st_size + 1) : NULL;
     size_t n = 0;
     while (buf && n < (size_t)st.st_size) {
         ssize_t got = read(fd, buf + n, (size_t)st.st_size - n);

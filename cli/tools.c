@@ -144,12 +144,13 @@ int gt_cli_write_report(const gt_report *r, const char *tmpl, unsigned formats, 
 
 int gt_cli_usage_error(const char *command, const char *fmt, ...)
 {
+    char *text = NULL;
     va_list ap;
     va_start(ap, fmt);
-    fputs("gputrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see gputrace %s --help)\n", command);
+    int n = vasprintf(&text, fmt, ap);
     va_end(ap);
+    gt_cli_error("%s (see gputrace %s --help)", n >= 0 ? text : "bad usage", command);
+    if (n >= 0) free(text);
     return GT_TOOL_BAD_INPUT;
 }
 

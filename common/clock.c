@@ -48,7 +48,7 @@ static void forget_segment(void)
     gt_clock_seg.tsc1 = gt_clock_seg.tsc0;
 }
 
-uint64_t gt_clock_mono_ns(void)
+GT_NO_STACK_PROTECTOR uint64_t gt_clock_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -18,7 +18,12 @@
  *   rarely, and a descriptor kept open could be closed, or its number
  *   reused, by a program that closes every descriptor (daemons do) - we
  *   would then write into one of its files. It is opened O_NONBLOCK, so a
- *   FIFO with no reader fails at once (ENXIO) instead of waiting for one.
+ *   FIFO with no reader fails at once (ENXIO) instead of waiting for one,
+ *   and each time under safe_file.h's rule (no link followed, the user's
+ *   own file with no other hard link), so that nobody can point a later
+ *   open elsewhere.
+ * - Every line is made safe on a terminal (utf8.h) as the summary's names
+ *   are: warnings and debug lines quote names the program chose.
  * - A pipe, FIFO, socket or terminal that takes no more output is waited
  *   for at most GT_LOG_WAIT_MS in all over the life of the process; past
  *   that, what it does not take at once is dropped (a log file's is
@@ -30,10 +35,11 @@
 #include "fd_guard.h"
 #include "clock.h"
 #include "config.h"
+#include "safe_file.h"
 #include "settings.h"
+#include "utf8.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -171,12 +177,10 @@ static void tell_on_stderr(_Atomic int *told, const char *what, const char *why)
 
 static void write_to_file(const char *buf, size_t len)
 {
-    int fd =
-        open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
+    const char *refused;
+    int fd = gt_file_open_append(log_path, &refused);
     if (fd < 0) {
-        int failure = errno;
-        tell_on_stderr(&open_failure_told, "cannot open",
-                       failure == ENXIO ? "a FIFO with no reader" : strerror(failure));
+        tell_on_stderr(&open_failure_told, "cannot open", refused);
         write_std(STDERR_FILENO, buf, len);
         return;
     }
@@ -212,12 +216,13 @@ void gt_log_write(const char *buf, size_t len)
 
 static void log_line(const char *prefix, const char *fmt, va_list ap)
 {
-    char line[2048];
+    char text[2048], line[2048];
     int saved = errno;
+    int m = vsnprintf(text, sizeof text, fmt, ap);
+    size_t len = m < 0 ? 0 : (size_t)m < sizeof text ? (size_t)m : sizeof text - 1;
     size_t n = (size_t)snprintf(line, sizeof line, "%s", prefix);
-    int m = vsnprintf(line + n, sizeof line - n, fmt, ap);
-    if (m > 0) n += (size_t)m;
-    if (n > sizeof line - 2) n = sizeof line - 2; /* cut: still one whole line */
+    /* cut to leave room for the newline: still one whole line */
+    n += gt_text_safe_copy(line + n, sizeof line - 1 - n, text, len);
     line[n++] = '\n';
     gt_log_write(line, n);
     errno = saved;

@@ -1,6 +1,9 @@
 #include "output_path.h"
 
+#include "safe_file.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,6 +60,24 @@ static void append_str(path_builder *b, const char *s)
     if (s) append(b, s, strlen(s));
 }
 
+/* A value from outside the template (a host name, a report's, an
+ * environment variable): one name, never a way elsewhere. A '/' or a
+ * control byte becomes '_', and so does a leading '.', so that no path
+ * component the value is part of can be "." or "..". With `literal`, a '%'
+ * is doubled (the result is a template again). */
+static void append_value(path_builder *b, const char *s, bool literal)
+{
+    for (size_t i = 0; s && s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '/' || c < 0x20 || c == 0x7f || (i == 0 && c == '.'))
+            append(b, "_", 1);
+        else if (c == '%' && literal)
+            append(b, "%%", 2);
+        else
+            append(b, s + i, 1);
+    }
+}
+
 static int builder_result(path_builder *b)
 {
     if (!b->full) return 0;
@@ -77,8 +98,10 @@ static size_t parse_var(const char *p, char name[MAX_VAR_NAME + 1])
     return n + 2;
 }
 
-int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
-                     char *out, size_t cap)
+/* The expansion; with vars_only, %q{VAR} alone (its value a template
+ * again, see append_value) and every other token kept as written. */
+static int expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
+                  bool vars_only, char *out, size_t cap)
 {
     path_builder b;
     builder_init(&b, out, cap);
@@ -89,31 +112,40 @@ int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*
             break;
         }
         append(&b, p, (size_t)(pct - p));
-        char c = pct[1];
+        char c = pct[1], name[MAX_VAR_NAME + 1];
+        size_t used = c == 'q' ? parse_var(pct + 2, name) : 0;
         p = pct + 2;
-        if (c == '%') {
+        if (used) {
+            append_value(&b, get ? get(name) : NULL, vars_only);
+            p += used;
+        } else if (vars_only || (c != '%' && c != 'p' && c != 'h')) {
+            /* Kept as written: "%%" whole (its second '%' starts nothing);
+             * else the '%' alone, the rest read on as text (a trailing '%',
+             * an unknown letter, a %q without a well-formed {VAR}). */
+            p = pct + (c == '%' ? 2 : 1);
+            append(&b, pct, (size_t)(p - pct));
+        } else if (c == '%') {
             append(&b, "%", 1);
         } else if (c == 'p') {
             char num[24];
             snprintf(num, sizeof(num), "%d", pid);
             append_str(&b, num);
-        } else if (c == 'h') {
-            append_str(&b, host);
-        } else if (c == 'q') {
-            char name[MAX_VAR_NAME + 1];
-            size_t used = parse_var(p, name);
-            if (used)
-                append_str(&b, get ? get(name) : NULL);
-            else
-                append(&b, "%q", 2);
-            p += used;
         } else {
-            /* A trailing '%' or an unknown letter is ordinary text. */
-            append(&b, "%", 1);
-            p = pct + 1;
+            append_value(&b, host, false);
         }
     }
     return builder_result(&b);
+}
+
+int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
+                     char *out, size_t cap)
+{
+    return expand(tmpl, pid, host, get, false, out, cap);
+}
+
+int gt_output_expand_vars(const char *tmpl, const char *(*get)(const char *), char *out, size_t cap)
+{
+    return expand(tmpl, 0, NULL, get, true, out, cap);
 }
 
 bool gt_output_relative(const char *tmpl, int pid, const char *host,
@@ -154,15 +186,23 @@ static void fail(char *err, size_t errcap, const char *path, const char *what, i
         snprintf(err, errcap, "%s: %s", path, what);
 }
 
-/* Writes the whole file at tmp; 0, or the errno of the failure (EIO when
- * none was set) with *what saying which step failed. */
-static int write_temporary(const char *tmp, int (*write_fn)(FILE *, void *), void *arg,
-                           const char **what)
+/* Writes the whole file into a new temporary beside path; 0, or the errno
+ * of the failure (EIO when none was set) with *what saying which step
+ * failed. */
+static int write_temporary(int dirfd, const char *path, mode_t mode, char tmp[PATH_MAX],
+                           int (*write_fn)(FILE *, void *), void *arg, const char **what)
 {
-    FILE *f = fopen(tmp, "we"); /* 'e': close-on-exec, so no child inherits it */
+    int fd = gt_file_create_temp(dirfd, path, O_WRONLY, mode, tmp, PATH_MAX);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        *what = "cannot create the temporary file";
-        return errno ? errno : EIO;
+        int failure = errno ? errno : EIO;
+        if (fd >= 0) {
+            close(fd);
+            unlinkat(dirfd, tmp, 0);
+        }
+        tmp[0] = '\0';
+        *what = failure == ENAMETOOLONG ? "path too long" : "cannot create the temporary file";
+        return failure;
     }
     errno = 0;
     bool ok = write_fn(f, arg) == 0 && fflush(f) == 0 && !ferror(f);
@@ -172,27 +212,27 @@ static int write_temporary(const char *tmp, int (*write_fn)(FILE *, void *), voi
     return failure;
 }
 
-int gt_output_write(const char *path, int (*write_fn)(FILE *out, void *arg), void *arg, char *err,
-                    size_t errcap)
+int gt_output_write_at(int dirfd, const char *path, mode_t mode,
+                       int (*write_fn)(FILE *out, void *arg), void *arg, char *err, size_t errcap)
 {
     int saved_errno = errno;
     char tmp[PATH_MAX];
-    int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-    if (n < 0 || (size_t)n >= sizeof(tmp)) {
-        fail(err, errcap, path, "path too long", 0);
-        errno = saved_errno;
-        return -1;
-    }
     const char *what = NULL;
-    int failure = write_temporary(tmp, write_fn, arg, &what);
-    if (!failure && rename(tmp, path) != 0) {
+    int failure = write_temporary(dirfd, path, mode, tmp, write_fn, arg, &what);
+    if (!failure && renameat(dirfd, tmp, dirfd, path) != 0) {
         failure = errno;
         what = "cannot replace the file";
     }
     if (failure) {
-        unlink(tmp);
-        fail(err, errcap, path, what, failure);
+        if (tmp[0]) unlinkat(dirfd, tmp, 0);
+        fail(err, errcap, path, what, failure == ENAMETOOLONG ? 0 : failure);
     }
     errno = saved_errno;
     return failure ? -1 : 0;
+}
+
+int gt_output_write(const char *path, int (*write_fn)(FILE *out, void *arg), void *arg, char *err,
+                    size_t errcap)
+{
+    return gt_output_write_at(AT_FDCWD, path, GT_FILE_MODE, write_fn, arg, err, errcap);
 }

@@ -58,6 +58,35 @@ size_t gt_utf8_copy(char *dst, const char *src, size_t n)
     return (size_t)(d - dst);
 }
 
+bool gt_text_is_control(const unsigned char *s, size_t n)
+{
+    if (n == 1) return s[0] < 0x20 || s[0] == 0x7f;
+    return n == 2 && s[0] == 0xC2 && s[1] < 0xA0; /* C1: U+0080..U+009F */
+}
+
+size_t gt_text_safe_copy(char *dst, size_t cap, const char *src, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t o = 0;
+    if (cap == 0) return 0;
+    for (size_t i = 0; i < n;) {
+        bool valid;
+        size_t len = gt_utf8_sequence(s + i, n - i, &valid);
+        const char *piece = (const char *)s + i;
+        size_t pn = len;
+        if (!valid)
+            piece = GT_UTF8_REPLACEMENT, pn = 3;
+        else if (gt_text_is_control(s + i, len))
+            piece = "?", pn = 1;
+        if (o + pn >= cap) break;
+        memcpy(dst + o, piece, pn);
+        o += pn;
+        i += len;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
 size_t gt_text_width(const char *s)
 {
     size_t w = 0;

@@ -21,6 +21,9 @@
 # its load average (and the last line the load at the end), since other
 # work on the machine moves them.
 #   GPUTRACE_BENCH_DIR   build directory (default build/bench)
+#   GPUTRACE_BENCH_BASELINE another libgputrace.so (an earlier build, or one
+#                        configured -DGPUTRACE_HARDEN=OFF): the launch figures
+#                        of both, side by side from the same runs
 #   GPUTRACE_BENCH_FILES where the writers' and the tools' benchmarks write
 #                        (default /tmp; the 10M-event traces take about
 #                        2.9 GB for a moment, the tools' reports 50 MB)
@@ -81,7 +84,8 @@ echo
 echo "| figure | value | target |"
 echo "|---|---|---|"
 "$build/bench/gt_bench_pipeline"
-"$build/bench/gt_bench_launch" "$build/lib/libgputrace.so" 1000000 7 "$build/gpu/libcupti_ref.so"
+"$build/bench/gt_bench_launch" "$build/lib/libgputrace.so" 1000000 7 "${GPUTRACE_BENCH_BASELINE:--}" \
+    "$build/gpu/libcupti_ref.so"
 # The drain keeps up with CUPTI's records: 2 M launches of a 1 us kernel
 # from 2 threads at the default buffer, none dropped, none pending at the cut.
 keep=$(mktemp -d "$files/gt_bench_cupti.XXXXXX")

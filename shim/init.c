@@ -30,7 +30,14 @@
  * otherwise print a report.
  *
  * Fork: the child starts afresh (its pid, empty buffers, no drain thread
- * until used, a new report): it never reports the parent's records. */
+ * until used, a new report): it never reports the parent's records.
+ *
+ * Secure execution (AT_SECURE: a set-user-ID or set-group-ID program, or
+ * one with file capabilities, reached through NVTX's injection variable):
+ * the environment is the invoking user's, who must not choose what a
+ * privileged process writes. No path is taken from it (GPUTRACE_OUTPUT,
+ * GPUTRACE_LOG, the command's snapshot directory) and no file is written;
+ * the summary goes to stderr, as for any program. */
 #include "capture_window.h"
 #include "active_copy.h"
 #include "clock.h"
@@ -51,9 +58,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -273,10 +283,22 @@ static const char *process_getenv(const char *name, void *ctx)
     return getenv(name);
 }
 
+/* Under secure execution: the variables that name paths are not read. */
+static const char *secure_getenv_no_paths(const char *name, void *ctx)
+{
+    (void)ctx;
+    if (!strcmp(name, gt_config_var_name(GT_VAR_OUTPUT)) ||
+        !strcmp(name, gt_config_var_name(GT_VAR_LOG)) ||
+        !strcmp(name, gt_config_var_name(GT_VAR_CUPTI_PATH)))
+        return NULL;
+    return getenv(name);
+}
+
 static void init_body(void)
 {
     int saved = errno;
-    gt_config_parse(&gt_cfg, process_getenv, NULL);
+    bool secure = getauxval(AT_SECURE) != 0;
+    gt_config_parse(&gt_cfg, secure ? secure_getenv_no_paths : process_getenv, NULL);
     gt_log_init(gt_cfg.log_dest, gt_cfg.log_path, gt_cfg.verbosity);
     /* Another copy of the library is the process's active one: this copy
      * says so at debug, and sets up nothing (no report, no exit work, no
@@ -290,7 +312,13 @@ static void init_body(void)
     /* Under the gputrace command the values were checked, and their
      * warnings given, once for every process (config_warnings.c). */
     gt_config_give_warnings(&gt_cfg, process_getenv, NULL);
-    gt_emit_anchor_output(&gt_cfg);
+    if (secure &&
+        (getenv(gt_config_var_name(GT_VAR_OUTPUT)) || getenv(gt_config_var_name(GT_VAR_LOG)) ||
+         getenv(gt_config_var_name(GT_VAR_CUPTI_PATH))))
+        gt_warn("secure execution (a set-user-ID, set-group-ID or capability program): "
+                "GPUTRACE_OUTPUT, GPUTRACE_LOG and GPUTRACE_CUPTI_PATH are ignored, no file is "
+                "written");
+    gt_emit_settle_output(&gt_cfg);
     gt_emit_prepare_trace(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
@@ -299,7 +327,7 @@ static void init_body(void)
     self_pid = getpid();
     gt_debug("loaded in pid %d: clock %s, buffer %zu MiB", (int)getpid(),
              gt_clock_tsc ? "tsc" : "clock_gettime", gt_cfg.buffer_bytes >> 20);
-    gt_snapshot_summary_init(getenv(GT_SNAPSHOT_SUMMARY_VAR));
+    gt_snapshot_summary_init(secure ? NULL : getenv(GT_SNAPSHOT_SUMMARY_VAR));
     gt_collect_set_error_namer(gt_error_name_id);
     start_pipeline();
     pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -1,7 +1,8 @@
 /* The CSV report (SPEC §7): a header, then one record per table row of
  * every enabled category, in report order. RFC 4180: records end with
  * CRLF, the name is always quoted (quotes doubled), ill-formed UTF-8 is
- * replaced by U+FFFD. A field that does not apply to a row is empty:
+ * replaced by U+FFFD, a control character by '?', and a name a spreadsheet
+ * would take for a formula starts with a '. A field that does not apply to a row is empty:
  * time fields and gbps of a row with no measured time, bytes outside
  * transfers, compile and module rows, gbps outside transfers. The memory category
  * has two records per device: "GPU N" (calls = allocations, bytes =
@@ -28,17 +29,23 @@ void gt_csv_write_name(FILE *out, const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t len = strlen(s), plain = 0; /* p[i - plain, i): not yet written, needs no change */
     fputc('"', out);
+    /* A spreadsheet runs a field that starts with = + - or @ as a formula
+     * (names are the program's, or a report's): a leading ' makes it text,
+     * as OWASP advises. A tab or CR, the other two such starts, is a
+     * control character, made '?' below. */
+    if (len && strchr("=+-@", p[0])) fputc('\'', out);
     for (size_t i = 0; i < len;) {
         bool valid = true;
         size_t n = p[i] < 0x80 ? 1 : gt_utf8_sequence(p + i, len - i, &valid);
-        if (valid && p[i] != '"') {
+        bool control = valid && gt_text_is_control(p + i, n);
+        if (valid && !control && p[i] != '"') {
             plain += n;
             i += n;
             continue;
         }
         fwrite(p + i - plain, 1, plain, out);
         plain = 0;
-        fputs(valid ? "\"\"" : GT_UTF8_REPLACEMENT, out);
+        fputs(!valid ? GT_UTF8_REPLACEMENT : control ? "?" : "\"\"", out);
         i += n;
     }
     fwrite(p + len - plain, 1, plain, out);

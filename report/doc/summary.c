@@ -407,8 +407,11 @@ static void write_advice(gt_summary *s)
     }
     fputs("advice:\n", s->out);
     for (size_t i = 0; i < n; i++) {
-        char first[64];
-        snprintf(first, sizeof first, "%s[%s] ", GT_TEXT_INDENT, found[i].rule);
+        /* A report read back names its rules itself: made safe as the
+         * message is, and cut at a whole character. */
+        char rule[48], first[64];
+        gt_text_safe_copy(rule, sizeof rule, found[i].rule, strlen(found[i].rule));
+        snprintf(first, sizeof first, "%s[%s] ", GT_TEXT_INDENT, rule);
         char *message = gt_text_safe(found[i].message);
         write_wrapped(s->out, first, message ? message : "");
         free(message);

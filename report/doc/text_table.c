@@ -23,36 +23,13 @@ void gt_text_table_free(gt_text_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-static bool is_control(const unsigned char *p, size_t n)
-{
-    if (n == 1) return p[0] < 0x20 || p[0] == 0x7f;
-    return n == 2 && p[0] == 0xC2 && p[1] < 0xA0; /* C1: U+0080..U+009F */
-}
-
 char *gt_text_safe(const char *s)
 {
     if (!s) s = "";
     size_t len = strlen(s);
     /* Each input byte becomes at most 3 output bytes (U+FFFD). */
     char *out = malloc(len * 3 + 1);
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    size_t o = 0;
-    for (size_t i = 0; i < len;) {
-        bool valid;
-        size_t n = gt_utf8_sequence(p + i, len - i, &valid);
-        if (!valid) {
-            memcpy(out + o, GT_UTF8_REPLACEMENT, 3);
-            o += 3;
-        } else if (is_control(p + i, n)) {
-            out[o++] = '?';
-        } else {
-            memcpy(out + o, p + i, n);
-            o += n;
-        }
-        i += n;
-    }
-    out[o] = '\0';
+    if (out) gt_text_safe_copy(out, len * 3 + 1, s, len);
     return out;
 }
 

@@ -2,6 +2,7 @@
  * -std=gnu11 alone does not declare them. */
 #define _GNU_SOURCE
 #include "fd_guard.h"
+#include "safe_file.h"
 #include "stream_file.h"
 
 #include <errno.h>
@@ -39,7 +40,7 @@ static bool just_created(const gt_stream_file *f, int fd, dev_t dir_dev)
     struct stat st, named;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0) return false;
     if (f->anonymous) return st.st_nlink == 0 && st.st_dev == dir_dev;
-    return stat(f->tmp, &named) == 0 && named.st_dev == st.st_dev && named.st_ino == st.st_ino;
+    return lstat(f->tmp, &named) == 0 && named.st_dev == st.st_dev && named.st_ino == st.st_ino;
 }
 
 int gt_stream_file_open(gt_stream_file *f, const char *path, char *err, size_t errcap)
@@ -49,10 +50,12 @@ int gt_stream_file_open(gt_stream_file *f, const char *path, char *err, size_t e
     f->anonymous = false;
     f->file = (gt_fd_identity){0, 0, false};
     f->pin = NULL;
-    int n = snprintf(f->tmp, sizeof f->tmp, "%s.%d.tmp", path, (int)getpid());
     char dir[PATH_MAX];
     struct stat dir_st = {.st_dev = 0};
-    if (n < 0 || (size_t)n >= sizeof f->tmp || directory_of(path, dir, sizeof dir) != 0) {
+    /* A name tried now so that a path too long is refused before any work. */
+    if (gt_file_temp_name(path, f->tmp, sizeof f->tmp) != 0 ||
+        directory_of(path, dir, sizeof dir) != 0) {
+        f->tmp[0] = '\0';
         reason(err, errcap, path, "path too long", ENAMETOOLONG);
         errno = saved;
         return -1;
@@ -61,11 +64,14 @@ int gt_stream_file_open(gt_stream_file *f, const char *path, char *err, size_t e
      * now. Read and write: the pin below maps it. */
     int fd = -1;
     if (access("/proc/self/fd", F_OK) == 0 && stat(dir, &dir_st) == 0) {
-        fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+        fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, GT_FILE_MODE);
         f->anonymous = fd >= 0;
+        if (f->anonymous) f->tmp[0] = '\0'; /* named at the commit */
     }
-    if (fd < 0) fd = open(f->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0)
+        fd = gt_file_create_temp(AT_FDCWD, path, O_RDWR, GT_FILE_MODE, f->tmp, sizeof f->tmp);
     if (fd < 0) {
+        f->tmp[0] = '\0'; /* a name that exists is someone else's */
         reason(err, errcap, path, "cannot create the temporary file", errno);
         errno = saved;
         return -1;
@@ -74,6 +80,7 @@ int gt_stream_file_open(gt_stream_file *f, const char *path, char *err, size_t e
     if (!just_created(f, high, dir_st.st_dev)) {
         if (high != fd) close(high); /* our own copy; fd is the program's now */
         if (!f->anonymous) unlink(f->tmp);
+        f->tmp[0] = '\0';
         reason(err, errcap, path, GT_STREAM_FILE_TAKEN, EBADF);
         errno = saved;
         return -1;
@@ -97,16 +104,22 @@ static void unpin(gt_stream_file *f)
     f->pin = NULL;
 }
 
-/* Gives an anonymous file the temporary name. */
-static int link_anonymous(gt_stream_file *f)
+/* Gives an anonymous file a new temporary name beside path: linkat never
+ * replaces nor follows what is at a name, so a name taken (a link
+ * planted there among them) makes another random name be tried. */
+static int link_anonymous(gt_stream_file *f, const char *path)
 {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
-    for (int attempt = 0; attempt < 2; attempt++) {
+    for (int attempt = 0; attempt < 16; attempt++) {
+        if (gt_file_temp_name(path, f->tmp, sizeof f->tmp) != 0) {
+            errno = ENAMETOOLONG;
+            break;
+        }
         if (linkat(AT_FDCWD, proc, AT_FDCWD, f->tmp, AT_SYMLINK_FOLLOW) == 0) return 0;
-        if (errno != EEXIST) return -1;
-        unlink(f->tmp); /* left by an earlier process with this pid */
+        if (errno != EEXIST) break;
     }
+    f->tmp[0] = '\0';
     return -1;
 }
 
@@ -119,13 +132,14 @@ int gt_stream_file_commit(gt_stream_file *f, const char *path, char *err, size_t
     if (!gt_fd_is(f->fd, &f->file)) {
         what = GT_STREAM_FILE_TAKEN;
         errno = EBADF;
-    } else if (f->anonymous && link_anonymous(f) != 0) {
+    } else if (f->anonymous && link_anonymous(f, path) != 0) {
         what = "cannot name the temporary file";
     } else {
         f->anonymous = false;
         if (close(f->fd) != 0) what = "write failed";
         f->fd = -1;
         if (!what && rename(f->tmp, path) != 0) what = "cannot replace the file";
+        if (!what) f->tmp[0] = '\0'; /* the name is the report's now */
         unpin(f);
     }
     if (what) {
@@ -149,6 +163,6 @@ void gt_stream_file_discard(gt_stream_file *f)
 {
     int saved = errno;
     gt_stream_file_forget(f);
-    if (!f->anonymous) unlink(f->tmp);
+    if (!f->anonymous && f->tmp[0]) unlink(f->tmp);
     errno = saved;
 }

@@ -1,9 +1,9 @@
 /* A report file written as it goes and named only once complete (SPEC
  * §3: a reader sees the old file or the whole new one). The file is
  * created beside its final path, unnamed where the file system allows
- * (O_TMPFILE: a process killed on the way leaves nothing behind), else as
- * "<path>.<pid>.tmp"; committing names it "<path>.<pid>.tmp" if it had no
- * name, then renames it over the final path.
+ * (O_TMPFILE: a process killed on the way leaves nothing behind), else
+ * under a new random name (safe_file.h); committing gives it such a name
+ * if it had none, then renames it over the final path.
  *
  * The descriptor is kept high and remembers its file (fd_guard.h), which a
  * mapping keeps alive (so its inode number is not reused): once
@@ -27,7 +27,7 @@ typedef struct gt_stream_file {
     bool anonymous; /* opened with O_TMPFILE: no name yet */
     gt_fd_identity file;
     void *pin; /* a page of the file mapped: keeps its inode this file's */
-    char tmp[PATH_MAX];
+    char tmp[PATH_MAX]; /* its name while named and not committed; "" when none */
 } gt_stream_file;
 
 /* Opens the temporary file for the final path `path`: 0, or -1 with a

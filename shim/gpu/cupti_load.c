@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,13 @@ typedef struct search {
     size_t why_len;
 } search;
 
-static void note(search *s, const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 2, 3))) static void note(search *s, const char *fmt, ...)
 {
     if (s->why_len >= s->why_cap) return;
-    int n = snprintf(s->why + s->why_len, s->why_cap - s->why_len, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(s->why + s->why_len, s->why_cap - s->why_len, fmt, ap);
+    va_end(ap);
     if (n > 0) s->why_len += (size_t)n;
 }
 
@@ -110,7 +114,7 @@ static int try_path(search *s, const char *path, char *found, size_t cap)
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char *err = dlerror();
-        note(s, "%s%s; ", err ? err : path, "");
+        note(s, "%s; ", err ? err : path);
         return -1;
     }
     const char *missing = NULL;

@@ -173,7 +173,7 @@ int gt_gpu_driver_load(void)
     return atomic_load_explicit(&gt_gpu_drv_state, memory_order_acquire) == DRV_READY;
 }
 
-int gt_gpu_stream_capturing(CUstream stream, int per_thread)
+GT_NO_STACK_PROTECTOR int gt_gpu_stream_capturing(CUstream stream, int per_thread)
 {
     gt_gpu_driver_load(); /* the query is looked up even when timing cannot work */
     if (!gt_gpu_drv.stream_is_capturing) return 0;

@@ -35,9 +35,11 @@ static char change_why[128];
  * profile, besides CUDA_INJECTION64_PATH. */
 static const char *const tool_prefixes[] = {"NSYS_", "NV_NSIGHT_", "NVPROF_", "NV_SANITIZER_"};
 
+/* secure_getenv: a set-user-ID program never loads a libcupti from a
+ * folder its caller named. */
 static void copy_env(char *dst, size_t cap, const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = secure_getenv(name);
     snprintf(dst, cap, "%s", v ? v : "");
 }
 

@@ -272,7 +272,7 @@ static gt_gpu_pair *begin_timed(CUstream stream, int per_thread)
     return NULL;
 }
 
-gt_gpu_pair *gt_gpu_begin(CUstream stream, int per_thread)
+GT_NO_STACK_PROTECTOR gt_gpu_pair *gt_gpu_begin(CUstream stream, int per_thread)
 {
     if (GT_UNLIKELY(gt_gpu_src() != GT_SRC_EVENTS)) return NULL;
     /* After the report's cut GPU times are read no more: work then is late. */
@@ -293,7 +293,7 @@ void gt_gpu_end(gt_gpu_pair *p, int work_ok)
     errno = saved;
 }
 
-void gt_gpu_attach(gt_event *ev, gt_gpu_pair *p)
+GT_NO_STACK_PROTECTOR void gt_gpu_attach(gt_event *ev, gt_gpu_pair *p)
 {
     if (!p) return;
     if (ev && atomic_load_explicit(&p->state, memory_order_relaxed) == GT_PAIR_ENDED) {

@@ -24,7 +24,7 @@ static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")
 static gt_real_cache ctx_get_current, ctx_get_device;
 
 /* The device of the current context, which goes into *ctx (NULL: none). */
-static uint16_t current_device_ctx(CUcontext *current)
+static GT_NO_STACK_PROTECTOR uint16_t current_device_ctx(CUcontext *current)
 {
     typedef CUresult (*get_current_fn)(CUcontext *);
     typedef CUresult (*get_device_fn)(CUdevice *);
@@ -44,7 +44,7 @@ static uint16_t current_device_ctx(CUcontext *current)
     return device_ordinal;
 }
 
-uint16_t gt_current_device(void)
+GT_NO_STACK_PROTECTOR uint16_t gt_current_device(void)
 {
     CUcontext ctx;
     return current_device_ctx(&ctx);
@@ -189,7 +189,7 @@ void gt_call_before_work(gt_call *c, int timed)
     errno = saved;
 }
 
-void gt_driver_after(gt_call *c, CUresult r)
+GT_NO_STACK_PROTECTOR void gt_driver_after(gt_call *c, CUresult r)
 {
     gt_rt_detail *d = gt_call_detail(c);
     uint64_t t1 = d ? 0 : gt_clock_ticks();
@@ -214,7 +214,7 @@ void gt_driver_after(gt_call *c, CUresult r)
     errno = saved;
 }
 
-void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)
+GT_NO_STACK_PROTECTOR void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaError_t r)
 {
     uint64_t t1 = gt_clock_ticks();
     int saved = errno;

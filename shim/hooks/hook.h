@@ -149,7 +149,7 @@
  * list and argument list; the statements after them fill `c` (a gt_call
  * of `kind`) from the arguments. */
 #define GT_WRAPPER_(level, ret, conv, sym, basename, cat, kind, params, args, then, ...)           \
-    GT_##level##_HOOK(sym, basename, cat) GT_EXPORT ret conv sym params                            \
+    GT_##level##_HOOK(sym, basename, cat) GT_EXPORT GT_NO_STACK_PROTECTOR ret conv sym params      \
     {                                                                                              \
         GT_##level##_ENTER(sym, args);                                                             \
         gt_call c;                                                                                 \

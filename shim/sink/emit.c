@@ -58,11 +58,6 @@ static int run_job(FILE *out, void *arg)
     return job->write(job->r, job->p, out);
 }
 
-static const char *env_value(const char *name)
-{
-    return getenv(name);
-}
-
 /* why ("<path>: <reason>") escaped for the terminal, cut to a sane length. */
 static void warn_not_written(const char *why)
 {
@@ -73,7 +68,7 @@ static void warn_not_written(const char *why)
 
 static int expand_base(const gt_config *cfg, int pid, const char *host, char base[GT_PATH_MAX])
 {
-    if (gt_output_expand(cfg->output, pid, host, env_value, base, GT_PATH_MAX) == 0) return 0;
+    if (gt_output_expand(cfg->output, pid, host, NULL, base, GT_PATH_MAX) == 0) return 0;
     char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
     gt_escape(shown, sizeof shown, cfg->output, strlen(cfg->output), GT_SHOWN_VALUE_MAX);
     gt_warn("GPUTRACE_OUTPUT '%s': the expanded path is too long; no report file written", shown);
@@ -89,13 +84,29 @@ static int file_path(const char *base, enum gt_output_format f, char *path, size
     return -1;
 }
 
-void gt_emit_anchor_output(gt_config *cfg)
+static const char *env_value(const char *name)
+{
+    return getenv(name);
+}
+
+void gt_emit_settle_output(gt_config *cfg)
 {
     char host[256] = "", cwd[GT_PATH_MAX], anchored[GT_PATH_MAX];
-    gethostname(host, sizeof host - 1);
-    if (!cfg->output[0] || !gt_output_relative(cfg->output, getpid(), host, env_value)) return;
+    if (!cfg->output[0]) return;
     char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
     gt_escape(shown, sizeof shown, cfg->output, strlen(cfg->output), GT_SHOWN_VALUE_MAX);
+    /* The values now, on the thread that loads: later, on the drain thread,
+     * getenv would race with a program's setenv (which may free the array
+     * it reads) and could give other values than the ones checked here. */
+    if (gt_output_expand_vars(cfg->output, env_value, anchored, sizeof anchored) != 0) {
+        gt_warn("GPUTRACE_OUTPUT '%s': the expanded path is too long; no report file written",
+                shown);
+        cfg->output[0] = '\0';
+        return;
+    }
+    memcpy(cfg->output, anchored, strlen(anchored) + 1);
+    gethostname(host, sizeof host - 1);
+    if (!gt_output_relative(cfg->output, getpid(), host, NULL)) return;
     if (!getcwd(cwd, sizeof cwd)) {
         gt_warn("GPUTRACE_OUTPUT '%s' is relative and the working directory is unknown (%s): "
                 "the files go to the working directory at exit",

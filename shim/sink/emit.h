@@ -63,10 +63,12 @@ int gt_emit_snapshot_summary_asked(void);
 /* A report made at an end step: the command has no summary to print. */
 void gt_snapshot_summary_remove(const gt_process_info *p);
 
-/* At load: a GPUTRACE_OUTPUT template that expands to a relative path is
- * made absolute against the working directory, so that a program that
- * changes directory still writes every file where the user pointed. */
-void gt_emit_anchor_output(gt_config *cfg);
+/* At load: the GPUTRACE_OUTPUT template's %q{VAR} replaced by the values
+ * the variables have now (the files of every report of the process are
+ * named with them), and a template that expands to a relative path made
+ * absolute against the working directory, so that a program that changes
+ * directory still writes every file where the user pointed. */
+void gt_emit_settle_output(gt_config *cfg);
 
 /* With chrome or perfetto among the formats, while the process has one thread (load,
  * a forked child): readies the descriptor table for the traces' high

@@ -5,39 +5,62 @@
  * signal without a report of its own: it names, in GPUTRACE_SNAPSHOT_SUMMARY,
  * a path template (with %p) in a directory of its own, where each snapshot
  * leaves the summary at the log's verbosity. The report made at the end
- * removes it: the process has said all it had to say itself. */
+ * removes it: the process has said all it had to say itself.
+ *
+ * The directory goes when the command ends, while processes started under
+ * it may go on (`gputrace bash -c 'prog &'`), and its name is no secret:
+ * anyone may then make a directory of that name and plant links in it. The
+ * command cannot wait for every descendant (it ends when its program
+ * does, and a daemon never ends), so it is the library that checks: the
+ * directory is used only through a descriptor taken without following a
+ * link, and only while it is the user's own and closed to everyone else
+ * (safe_file.h), as the command made it; the file goes in under a new
+ * random name and is renamed into place. Otherwise nothing is written: no
+ * one reads it any more. */
 #include "config.h"
 #include "emit.h"
 #include "log.h"
 #include "output_path.h"
 #include "report.h"
+#include "safe_file.h"
 
+#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static char summary_template[GT_PATH_MAX]; /* "" when the command asked for none; set at load */
+/* Set at load; "" when the command asked for no summary. */
+static char summary_dir[GT_PATH_MAX];  /* the command's directory */
+static char summary_name[GT_PATH_MAX]; /* the file's name template in it */
 
 void gt_snapshot_summary_init(const char *tmpl)
 {
-    summary_template[0] = '\0';
-    if (tmpl && strlen(tmpl) < sizeof summary_template) strcpy(summary_template, tmpl);
+    summary_dir[0] = summary_name[0] = '\0';
+    const char *slash = tmpl ? strrchr(tmpl, '/') : NULL;
+    if (!slash || slash == tmpl || !slash[1] || strlen(tmpl) >= sizeof summary_dir) return;
+    memcpy(summary_dir, tmpl, (size_t)(slash - tmpl));
+    summary_dir[slash - tmpl] = '\0';
+    strcpy(summary_name, slash + 1);
 }
 
 int gt_emit_snapshot_summary_asked(void)
 {
-    return summary_template[0] != '\0';
+    return summary_name[0] != '\0';
 }
 
-static const char *env_value(const char *name)
+/* The command's directory while it is still what the command made: a
+ * descriptor, or -1. */
+static int open_summary_dir(void)
 {
-    return getenv(name);
+    const char *why;
+    int fd = gt_file_open_private_dir(summary_dir, &why);
+    if (fd < 0) gt_debug("the gputrace command's snapshot directory %s: %s", summary_dir, why);
+    return fd;
 }
 
-static int summary_path(const gt_process_info *p, char path[GT_PATH_MAX])
+static int summary_name_of(const gt_process_info *p, char name[GT_PATH_MAX])
 {
-    return gt_output_expand(summary_template, p->pid, p->hostname, env_value, path, GT_PATH_MAX);
+    return gt_output_expand(summary_name, p->pid, p->hostname, NULL, name, GT_PATH_MAX);
 }
 
 typedef struct summary_job {
@@ -54,17 +77,25 @@ static int write_summary(FILE *out, void *arg)
 void gt_emit_snapshot(const gt_report *r, const gt_process_info *p, const gt_config *cfg)
 {
     gt_emit_files(r, p, cfg, NULL);
-    char path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
+    char name[GT_PATH_MAX], why[GT_PATH_MAX + 128];
     /* Even at verbosity none (then empty): the command finishes the files
      * of a process that left one. */
-    if (!summary_template[0] || summary_path(p, path) != 0) return;
+    if (!summary_name[0] || summary_name_of(p, name) != 0) return;
+    int dir = open_summary_dir();
+    if (dir < 0) return;
     summary_job job = {r, p};
-    if (gt_output_write(path, write_summary, &job, why, sizeof why) != 0)
+    if (gt_output_write_at(dir, name, GT_FILE_PRIVATE_MODE, write_summary, &job, why, sizeof why) !=
+        0)
         gt_debug("the snapshot's summary for the gputrace command: %s", why);
+    close(dir);
 }
 
 void gt_snapshot_summary_remove(const gt_process_info *p)
 {
-    char path[GT_PATH_MAX];
-    if (summary_template[0] && summary_path(p, path) == 0) unlink(path);
+    char name[GT_PATH_MAX];
+    if (!summary_name[0] || summary_name_of(p, name) != 0) return;
+    int dir = open_summary_dir();
+    if (dir < 0) return;
+    unlinkat(dir, name, 0);
+    close(dir);
 }

@@ -71,8 +71,13 @@ def case_mapping():
     v = variables(out)
     check(rc == 0 and v["GPUTRACE_VERBOSITY"] == "2" and v["GPUTRACE_OUTPUT"] == "/tmp/x" and
           v["GPUTRACE_CATEGORIES"] == "all,-api", v)
+    rc, out, _ = run(["-o", "/tmp/%q{HOME}/r", SHOW_ENV, "print"])
+    check(variables(out)["GPUTRACE_OUTPUT"] == "/tmp/%q{HOME}/r", out)
+    # A variable's value is one name, never a way elsewhere: with it the
+    # template is still relative, so anchored in the working directory.
     rc, out, _ = run(["-o", "%q{HOME}/r", SHOW_ENV, "print"])
-    check(variables(out)["GPUTRACE_OUTPUT"] == "%q{HOME}/r", out)
+    check(variables(out)["GPUTRACE_OUTPUT"] == os.getcwd().replace("%", "%%") + "/%q{HOME}/r",
+          out)
 
     # What the user exported stays, unless an option overrides it; the
     # preload goes in front of an existing one, once.

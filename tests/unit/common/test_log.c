@@ -238,6 +238,50 @@ static void test_unopenable_file_falls_back_to_stderr(void **state)
     assert_string_equal(capture_fd(STDERR_FILENO, warn_twice_unwritable), want);
 }
 
+static char planted[300], victim[300];
+static void warn_into_planted_link(void)
+{
+    gt_log_init(GT_LOG_FILE, planted, GT_VERB_DEFAULT);
+    gt_warn("summary");
+}
+
+/* A link planted at the log's path (in a shared directory, by another
+ * user): the file it points to is never written, the lines go to stderr
+ * after one notice that says why. */
+static void test_planted_link_not_followed(void **state)
+{
+    (void)state;
+    snprintf(planted, sizeof planted, "%s/planted", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    int fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_int_equal(write(fd, "precious\n", 9), 9);
+    close(fd);
+    assert_int_equal(symlink(victim, planted), 0);
+    char want[600];
+    snprintf(want, sizeof want,
+             "gputrace: warning: cannot open GPUTRACE_LOG file '%s': a symbolic link, not "
+             "followed; writing to stderr\ngputrace: warning: summary\n",
+             planted);
+    assert_string_equal(capture_fd(STDERR_FILENO, warn_into_planted_link), want);
+    assert_string_equal(slurp(victim), "precious\n");
+    unlink(planted);
+    unlink(victim);
+}
+
+/* Warnings and debug lines quote what programs chose (entry point names,
+ * paths): no byte a terminal acts on reaches the log, and ill-formed
+ * UTF-8 is replaced as in the summary. */
+static void test_lines_safe_on_a_terminal(void **state)
+{
+    (void)state;
+    unlink(path);
+    gt_log_init(GT_LOG_FILE, path, GT_VERB_DEBUG);
+    gt_debug("dlsym(%s)", "k\x1b]52;c;aGk=\x07\r\x9b\xc2\x9b"
+                          "2J");
+    assert_string_equal(slurp(path), "gputrace: debug: dlsym(k?]52;c;aGk=??\xEF\xBF\xBD?"
+                                     "2J)\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +293,8 @@ int main(void)
         cmocka_unit_test(test_broken_pipe_raises_nothing),
         cmocka_unit_test(test_fifo_without_reader),
         cmocka_unit_test(test_unopenable_file_falls_back_to_stderr),
+        cmocka_unit_test(test_planted_link_not_followed),
+        cmocka_unit_test(test_lines_safe_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

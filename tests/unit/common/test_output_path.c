@@ -1,7 +1,9 @@
-/* Report file names from the GPUTRACE_OUTPUT template and the atomic
- * replacement of report files. */
+/* Report file names from the GPUTRACE_OUTPUT template, values that stay
+ * names, and the atomic replacement of report files that no planted link
+ * redirects. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,12 +18,16 @@
 #include <cmocka.h>
 
 #include "output_path.h"
+#include "safe_file.h"
 
 static const char *fake_env(const char *name)
 {
     if (strcmp(name, "JOB") == 0) return "job42";
     if (strcmp(name, "RANK") == 0) return "3";
     if (strcmp(name, "SCRATCH") == 0) return "/scratch";
+    if (strcmp(name, "UP") == 0) return "../../etc";
+    if (strcmp(name, "DOT") == 0) return ".";
+    if (strcmp(name, "PCT") == 0) return "50%p";
     if (strcmp(name, "LONG") == 0) {
         static char big[PATH_MAX];
         memset(big, 'x', sizeof(big) - 1);
@@ -68,6 +74,51 @@ static void test_odd_templates(void **unused)
     assert_string_equal(out, "");
 }
 
+/* A host name (a report's, in `gputrace report -o '%h.%p'`) and the
+ * variables' values are each one name: no '/', no control byte, no
+ * component "." or ".." made of them, so they never lead outside the
+ * directory the template names. */
+static void test_values_stay_names(void **unused)
+{
+    (void)unused;
+    char out[PATH_MAX];
+    assert_int_equal(
+        gt_output_expand("out/%h.%p", 7, "/../../../../tmp/x/pwned", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "out/_.._.._.._.._tmp_x_pwned.7");
+    assert_int_equal(gt_output_expand("out/%h/r", 7, "..", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "out/_./r");
+    assert_int_equal(gt_output_expand("out/%h%q{DOT}/r", 7, ".", fake_env, out, sizeof out), 0);
+    assert_string_equal(out, "out/__/r");
+    assert_int_equal(gt_output_expand("a.%h", 7, "x\x1b]0;t\x07\n", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "a.x_]0;t__");
+    expect("out/%q{UP}/r", "out/_._.._etc/r");
+    expect("%q{SCRATCH}/r", "_scratch/r");
+    expect("r.%q{PCT}", "r.50%p");   /* a value's % is not a token */
+    expect("../r.%h", "../r.node7"); /* the template's own text is the user's */
+}
+
+/* %q{VAR} taken once (the library does at load): the result is a template
+ * whose later expansion gives what the whole one gave then. */
+static void test_expand_vars(void **unused)
+{
+    (void)unused;
+    char tmpl[PATH_MAX], out[PATH_MAX];
+    assert_int_equal(gt_output_expand_vars("o/%q{JOB}.%p.%h.%%p.%q{PCT}.%q{UP}.%q{JOB", fake_env,
+                                           tmpl, sizeof tmpl),
+                     0);
+    assert_string_equal(tmpl, "o/job42.%p.%h.%%p.50%%p._._.._etc.%q{JOB");
+    assert_int_equal(gt_output_expand(tmpl, 12, "n", NULL, out, sizeof out), 0);
+    assert_string_equal(out, "o/job42.12.n.%p.50%p._._.._etc.%q{JOB");
+    assert_int_equal(gt_output_expand("o/%q{JOB}.%p.%h.%%p.%q{PCT}.%q{UP}.%q{JOB", 12, "n",
+                                      fake_env, tmpl, sizeof tmpl),
+                     0);
+    assert_string_equal(tmpl, out);
+    assert_int_equal(gt_output_expand_vars("trail%", fake_env, tmpl, sizeof tmpl), 0);
+    assert_string_equal(tmpl, "trail%");
+    assert_int_equal(gt_output_expand_vars("/%q{LONG}", fake_env, tmpl, sizeof tmpl), -1);
+    assert_string_equal(tmpl, "");
+}
+
 static void test_too_long(void **unused)
 {
     (void)unused;
@@ -112,7 +163,7 @@ static void test_anchor(void **unused)
     assert_true(gt_output_relative("%q{JOB}/r", 1, "h", fake_env));
     assert_true(gt_output_relative("%p", 1, "h", fake_env));
     assert_false(gt_output_relative("/abs/r", 1, "h", fake_env));
-    assert_false(gt_output_relative("%q{SCRATCH}/r", 1, "h", fake_env));
+    assert_true(gt_output_relative("%q{SCRATCH}/r", 1, "h", fake_env)); /* a value is one name */
     assert_false(gt_output_relative("%q{LONG}x", 1, "h", fake_env)); /* refused later */
 
     char out[PATH_MAX], expanded[PATH_MAX];
@@ -237,17 +288,82 @@ static void test_unwritable_places(void **unused)
     assert_int_equal(count_entries(dir), 1);
 }
 
+/* A link planted where the temporary file used to be ("<path>.<pid>.tmp",
+ * a name anyone could foresee) and one at the final name: neither is
+ * written through; the final link is replaced by the report. */
+static void test_planted_links_not_followed(void **unused)
+{
+    (void)unused;
+    char path[PATH_MAX], victim[PATH_MAX], planted[PATH_MAX + 32], buf[64], err[256] = "";
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    snprintf(planted, sizeof(planted), "%s.%d.tmp", path, (int)getpid());
+    FILE *v = fopen(victim, "w");
+    assert_non_null(v);
+    fputs("precious\n", v);
+    fclose(v);
+    assert_int_equal(symlink(victim, planted), 0);
+    assert_int_equal(gt_output_write(path, write_text, "report\n", err, sizeof(err)), 0);
+    read_file(victim, buf, sizeof(buf));
+    assert_string_equal(buf, "precious\n");
+    read_file(path, buf, sizeof(buf));
+    assert_string_equal(buf, "report\n");
+    unlink(planted);
+    unlink(path);
+    assert_int_equal(symlink(victim, path), 0);
+    assert_int_equal(gt_output_write(path, write_text, "again\n", err, sizeof(err)), 0);
+    read_file(victim, buf, sizeof(buf));
+    assert_string_equal(buf, "precious\n");
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(count_entries(dir), 2); /* the report and the victim, no temporary */
+}
+
+/* Modes by one rule: GT_FILE_MODE (0644) less the umask, never 0666 even
+ * with a umask of 0; a private file 0600. */
+static void test_modes(void **unused)
+{
+    (void)unused;
+    char path[PATH_MAX], err[256] = "";
+    struct stat st;
+    mode_t old = umask(0);
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    assert_int_equal(gt_output_write(path, write_text, "x", err, sizeof(err)), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    umask(077);
+    assert_int_equal(gt_output_write(path, write_text, "x", err, sizeof(err)), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    umask(0);
+    int d = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(d >= 0);
+    assert_int_equal(gt_output_write_at(d, "private.txt", GT_FILE_PRIVATE_MODE, write_text, "x",
+                                        err, sizeof err),
+                     0);
+    close(d);
+    umask(old);
+    snprintf(path, sizeof(path), "%s/private.txt", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_odd_templates),
+        cmocka_unit_test(test_values_stay_names),
+        cmocka_unit_test(test_expand_vars),
         cmocka_unit_test(test_too_long),
         cmocka_unit_test(test_file_names),
         cmocka_unit_test(test_anchor),
         cmocka_unit_test_setup_teardown(test_write_replaces, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_unwritable_places, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_planted_links_not_followed, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_modes, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

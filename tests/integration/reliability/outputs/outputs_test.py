@@ -23,8 +23,8 @@ killed           SIGKILL while the Chrome trace is being written: nothing
                  left in the output directory
 relative_output  a relative GPUTRACE_OUTPUT (or gputrace -o) and chdir: the
                  files land where the template pointed at load (a % in that
-                 directory stays a %); a template that expands to an
-                 absolute path is kept
+                 directory stays a %); an absolute template is kept; a
+                 variable's value that holds a path is one name there
 blank_log        GPUTRACE_LOG of blanks: the summary on stderr, no file
 """
 import errno
@@ -306,13 +306,20 @@ def case_relative_output():
                 if name.endswith("json"):
                     with open(os.path.join(start, sub, name)) as f:
                         check(isinstance(json.load(f), dict), "%s/%s is whole" % (sub, name))
-        # A template that expands to an absolute path stays as it is.
+        # An absolute template stays as it is; a variable's value is one
+        # name (a path in it no way elsewhere), taken at load.
         env_dir = os.path.join(d, "from_env")
         os.mkdir(env_dir)
         os.environ["GT_TEST_OUTPUT_DIR"] = env_dir
-        shim = run(["chdir", elsewhere], True, cwd=start, output="%q{GT_TEST_OUTPUT_DIR}/rep")
-        check(shim[0] == 0 and os.listdir(env_dir) == ["rep.json"],
-              "an absolute expansion: %r %r" % (shim, os.listdir(env_dir)))
+        os.environ["GT_TEST_TAG"] = "t"
+        shim = run(["chdir", elsewhere], True, cwd=start, output=env_dir + "/rep.%q{GT_TEST_TAG}")
+        check(shim[0] == 0 and os.listdir(env_dir) == ["rep.t.json"],
+              "an absolute template: %r %r" % (shim, os.listdir(env_dir)))
+        shim = run(["chdir", elsewhere], True, cwd=start, output="%q{GT_TEST_OUTPUT_DIR}.rep")
+        named = env_dir.replace("/", "_") + ".rep.json"
+        check(shim[0] == 0 and os.listdir(env_dir) == ["rep.t.json"] and
+              os.path.exists(os.path.join(start, named)),
+              "a path in a variable: %r %r" % (shim, os.listdir(start)))
 
 
 def case_blank_log():
