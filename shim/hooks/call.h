@@ -100,6 +100,13 @@ static inline void gt_call_copy(gt_call *c, const void *dst, enum gt_side dst_si
  * there is none. Asks the driver (remembered per thread and context). */
 uint16_t gt_current_device(void);
 
+/* Around a call that may end a context (drv_context.c): before it, and
+ * after it (`ended`: it did end one). What is remembered of contexts and
+ * of the code loaded in them by handle is asked again: the driver may
+ * hand the same handles to what is made next. errno is kept. */
+void gt_context_ending(void);
+void gt_context_ended(int ended);
+
 /* Whether the call's GPU work is bracketed by an event pair (`timed`: by
  * this wrapper itself, as driver wrappers do). */
 static inline int gt_call_pairs(const gt_call *c, int timed)
