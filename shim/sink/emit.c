@@ -199,6 +199,10 @@ static void warn_lost(const gt_trace_format *f, const gt_timeline_losses *l)
               "NVTX ranges past %u start/end ranges open at once or %u (thread, domain) stacks",
               GT_TIMELINE_MAX_RANGES, GT_TIMELINE_MAX_STACKS);
     add_cause(&c, l->tracks, "pieces of GPU work on streams past the %uth", GT_TIMELINE_MAX_TRACKS);
+    add_cause(&c, l->lanes, "pieces of GPU work overlapping %u others on their stream",
+              GT_PFTRACE_MAX_LANES);
+    add_cause(&c, l->range_lanes, "NVTX start/end ranges overlapping %u others",
+              GT_PFTRACE_MAX_LANES);
     add_cause(&c, l->threads, "%s past the %uth", f->threads_cap, GT_TIMELINE_MAX_THREADS);
     add_cause(&c, l->no_memory, "events for want of memory");
     gt_warn("%s left out %llu events: %s", f->what, (unsigned long long)gt_timeline_losses_total(l),
