@@ -20,12 +20,13 @@
 
 #include "cli.h"
 #include "config.h"
+#include "output_path.h"
 #include "report.h"
 
 /* "" when no snapshots are asked for; short enough for any name in it. */
 static char dir[PATH_MAX - 64];
 
-/* The summary's path for pid ("%p": the template given to the child). */
+/* The summary's path for pid. */
 static void summary_file(char path[PATH_MAX], const char *pid)
 {
     snprintf(path, PATH_MAX, "%s/summary.%s.txt", dir, pid);
@@ -42,8 +43,10 @@ void gt_cli_snapshots_begin(const gt_config *cfg)
         dir[0] = '\0';
         return; /* snapshots are still written; only a signal's end goes unsaid */
     }
-    summary_file(path, "%p");
-    setenv(GT_SNAPSHOT_SUMMARY_VAR, path, 1);
+    /* A template the library expands: a % in the directory's name (one
+     * TMPDIR may hold) stays itself. */
+    if (gt_output_anchor("summary.%p.txt", dir, path, sizeof path) == 0)
+        setenv(GT_SNAPSHOT_SUMMARY_VAR, path, 1);
 }
 
 /* The whole file, NUL-terminated (its length in *len); NULL when none. */
