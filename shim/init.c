@@ -50,13 +50,16 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define COMMAND_MAX 32768
+#define COMMAND_MAX (8u << 20)
+#define COMMAND_CUT " [cut]"
 
 _Atomic int gt_cuda_used; /* relaxed: each value stands alone (process.h) */
 
@@ -96,25 +99,36 @@ int gt_atfork_child_add(void (*fn)(void))
     return 0;
 }
 
-/* /proc/self/cmdline with the arguments separated by spaces, cut at
- * COMMAND_MAX; "" when unreadable. */
+/* /proc/self/cmdline with the arguments separated by spaces, whole; ""
+ * when unreadable. Linux starts a program with at most 6 MiB of arguments
+ * and environment together, so COMMAND_MAX is never reached but by a
+ * program that rewrote its arguments' memory: past it the command ends in
+ * COMMAND_CUT. */
 static char *read_command(void)
 {
-    char *buf = malloc(COMMAND_MAX + 1);
-    if (!buf) return NULL;
-    size_t len = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    while (fd >= 0 && len < COMMAND_MAX) {
-        ssize_t n = read(fd, buf + len, COMMAND_MAX - len);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    int fd = buf ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
+    while (fd >= 0) {
+        if (len == cap) {
+            char *grown = cap < COMMAND_MAX ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!grown) break;
+            buf = grown;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         len += (size_t)n;
     }
+    bool cut = fd >= 0 && len == cap;
     if (fd >= 0) close(fd);
+    if (!buf) return NULL;
     while (len && buf[len - 1] == '\0')
         len--;
     for (size_t i = 0; i < len; i++)
         if (buf[i] == '\0') buf[i] = ' ';
+    if (cut) memcpy(buf + len - (sizeof COMMAND_CUT - 1), COMMAND_CUT, sizeof COMMAND_CUT - 1);
     buf[len] = '\0';
     return buf;
 }
