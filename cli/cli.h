@@ -4,6 +4,7 @@
 #ifndef GT_CLI_H
 #define GT_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -41,12 +42,29 @@ char *gt_cli_find_program(const char *program);
  * needs none. See sanitizer.c. */
 char *gt_cli_sanitizer_runtime(const char *path);
 
-/* Runs argv as a child, forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * sent to gputrace itself, and returns its exit status, 128 + the signal
- * when a signal ended it, or GT_CLI_USAGE_ERROR when it could not be
- * started. *pid and *status get the child's pid (-1: none) and its wait
- * status. */
+/* Runs argv as a child, signals sent to gputrace passed on to it
+ * (signal_relay.c), and returns its exit status, 128 + the signal when a
+ * signal ended it (gputrace then ends by gt_cli_die_of), or
+ * GT_CLI_USAGE_ERROR when it could not be started. *pid and *status get
+ * the child's pid (-1: none) and its wait status. */
 int gt_cli_run(char *const argv[], pid_t *pid, int *status);
+
+/* signal_relay.c, what gt_cli_run does about signals. Before the fork:
+ * handlers that pass signals on, for every signal that can be caught and
+ * was not ignored (those go into *set). After it, the program's pid; in
+ * the child, before the exec, the default dispositions back and the
+ * parent-death signal (-1: the parent is gone already, so is the child).
+ * Waiting for the program mirrors the stops gputrace was sent, and once
+ * it ended, gives the signals their default actions back; -1 (after an
+ * error line) when it cannot wait. */
+void gt_cli_relay_install(sigset_t *set);
+void gt_cli_relay_to(pid_t pid);
+int gt_cli_relay_child(pid_t parent);
+int gt_cli_relay_wait(pid_t pid, int *status);
+
+/* Ends gputrace by signal sig, as the program ended, without a core dump
+ * of its own; returns only when sig does not end a process. */
+void gt_cli_die_of(int sig);
 
 /* snapshot_finish.c: with GPUTRACE_INTERVAL, before the run a place for the
  * snapshots' summary (named to the child); after it, when the child died
