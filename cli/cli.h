@@ -66,11 +66,21 @@ int gt_cli_relay_wait(pid_t pid, int *status);
  * of its own; returns only when sig does not end a process. */
 void gt_cli_die_of(int sig);
 
-/* snapshot_finish.c: with GPUTRACE_INTERVAL, before the run a place for the
- * snapshots' summary (named to the child); after it, when the child died
- * of a signal after a snapshot, its files marked final with the signal and
- * its summary printed. */
+/* snapshot_finish.c: before the run a private directory for what the
+ * child leaves the command, with GPUTRACE_INTERVAL the snapshots' summary
+ * (named to the child); after it, when the child died of a signal after a
+ * snapshot, its files marked final with the signal and its summary
+ * printed, then the directory removed. */
 void gt_cli_snapshots_begin(const gt_config *cfg);
 void gt_cli_snapshots_end(const gt_config *cfg, pid_t pid, int status);
+/* The private directory made by gt_cli_snapshots_begin, absolute; "" when
+ * none could be made. */
+const char *gt_cli_private_dir(void);
+
+/* child_summary.c: in the child before its exec, where the library leaves
+ * the summary of this process (it keeps the pid through the exec); after
+ * the run, that summary printed on the log, if the child left one. */
+void gt_cli_child_summary_name(void);
+void gt_cli_child_summary_print(pid_t pid);
 
 #endif

@@ -267,6 +267,7 @@ int main(int argc, char **argv)
     pid_t child;
     int status;
     int rc = gt_cli_run(argv + optind, &child, &status);
+    gt_cli_child_summary_print(child);
     gt_cli_snapshots_end(cfg, child, status);
     /* As the program ended: a shell loop stops on Ctrl-C, a parent sees
      * the signal. */

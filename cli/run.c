@@ -157,12 +157,13 @@ char *gt_cli_find_program(const char *program)
     return NULL;
 }
 
-/* Child: the dispositions gputrace was started with, its death signal, the
- * mask gputrace was started with, then exec; or errno into the pipe
- * (closed by a successful exec). */
+/* Child: the dispositions gputrace was started with, its death signal,
+ * where its summary goes, the mask gputrace was started with, then exec;
+ * or errno into the pipe (closed by a successful exec). */
 static void exec_child(char *const argv[], int report_fd, const sigset_t *mask, pid_t parent)
 {
     if (gt_cli_relay_child(parent) != 0) _exit(127);
+    gt_cli_child_summary_name();
     sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(argv[0], argv);
     int err = errno;

@@ -202,6 +202,6 @@ void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
         return;
     }
     gt_report_finish(r, p->end_ns);
-    gt_emit(r, p, &gt_cfg, &trace);
+    gt_emit(r, p, &gt_cfg, &trace, t->final);
     gt_snapshot_summary_remove(p);
 }

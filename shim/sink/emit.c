@@ -270,9 +270,11 @@ static void write_summary(const gt_report *r, const gt_process_info *p)
     free(text);
 }
 
-void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace)
+void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace,
+             int last)
 {
-    if (cfg->verbosity != GT_VERB_NONE) write_summary(r, p);
+    if (cfg->verbosity != GT_VERB_NONE && (!last || gt_command_summary_write(r, p) != 0))
+        write_summary(r, p);
     if (cfg->output[0]) gt_emit_files(r, p, cfg, trace);
     for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++)
         complete_trace(trace, i, p, NULL); /* a trace no file asks for any more */

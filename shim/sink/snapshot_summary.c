@@ -51,6 +51,13 @@ static int write_summary(FILE *out, void *arg)
     return gt_report_write_summary(job->r, job->p, out);
 }
 
+int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p, char *why,
+                          size_t why_size)
+{
+    summary_job job = {r, p};
+    return gt_output_write(path, write_summary, &job, why, why_size);
+}
+
 void gt_emit_snapshot(const gt_report *r, const gt_process_info *p, const gt_config *cfg)
 {
     gt_emit_files(r, p, cfg, NULL);
@@ -58,8 +65,7 @@ void gt_emit_snapshot(const gt_report *r, const gt_process_info *p, const gt_con
     /* Even at verbosity none (then empty): the command finishes the files
      * of a process that left one. */
     if (!summary_template[0] || summary_path(p, path) != 0) return;
-    summary_job job = {r, p};
-    if (gt_output_write(path, write_summary, &job, why, sizeof why) != 0)
+    if (gt_summary_file_write(path, r, p, why, sizeof why) != 0)
         gt_debug("the snapshot's summary for the gputrace command: %s", why);
 }
 
