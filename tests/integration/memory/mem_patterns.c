@@ -230,16 +230,11 @@ static void leak_and_unknown(void)
  * context and launched once. */
 static void launch_round_kernel(int round)
 {
-    char name[32], ptx[256];
+    char name[32];
+    size_t ptx_bytes;
     snprintf(name, sizeof name, "round%d", round);
-    snprintf(ptx, sizeof ptx,
-             ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry %s()\n{\n ret;\n}\n",
-             name);
-    CUmodule m;
-    CUfunction f;
-    app_check(cuModuleLoadData(&m, ptx), "cuModuleLoadData");
-    expect_module("cuModuleLoadData", "ptx", strlen(ptx));
-    app_check(cuModuleGetFunction(&f, m, name), "cuModuleGetFunction");
+    CUfunction f = empty_kernel(name, &ptx_bytes);
+    expect_module("cuModuleLoadData", "ptx", ptx_bytes);
     app_check(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
     expect_kernel(name);
     app_check(cuCtxSynchronize(), "cuCtxSynchronize");
