@@ -32,6 +32,7 @@ struct gt_report {
     uint64_t events;
     uint64_t dropped;
     char gpu_timing_off[256]; /* why GPU timing could not work; "" when it could */
+    char dropped_why[192];    /* why events were dropped; "" when not known */
     gt_capture_info capture;  /* capture.c; valid when capture_set */
     bool capture_set;
     gt_snapshot_info snapshot; /* snapshot.c */
