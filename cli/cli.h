@@ -4,6 +4,7 @@
 #ifndef GT_CLI_H
 #define GT_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -41,18 +42,45 @@ char *gt_cli_find_program(const char *program);
  * needs none. See sanitizer.c. */
 char *gt_cli_sanitizer_runtime(const char *path);
 
-/* Runs argv as a child, forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * sent to gputrace itself, and returns its exit status, 128 + the signal
- * when a signal ended it, or GT_CLI_USAGE_ERROR when it could not be
- * started. *pid and *status get the child's pid (-1: none) and its wait
- * status. */
+/* Runs argv as a child, signals sent to gputrace passed on to it
+ * (signal_relay.c), and returns its exit status, 128 + the signal when a
+ * signal ended it (gputrace then ends by gt_cli_die_of), or
+ * GT_CLI_USAGE_ERROR when it could not be started. *pid and *status get
+ * the child's pid (-1: none) and its wait status. */
 int gt_cli_run(char *const argv[], pid_t *pid, int *status);
 
-/* snapshot_finish.c: with GPUTRACE_INTERVAL, before the run a place for the
- * snapshots' summary (named to the child); after it, when the child died
- * of a signal after a snapshot, its files marked final with the signal and
- * its summary printed. */
+/* signal_relay.c, what gt_cli_run does about signals. Before the fork:
+ * handlers that pass signals on, for every signal that can be caught and
+ * was not ignored (those go into *set). After it, the program's pid; in
+ * the child, before the exec, the default dispositions back and the
+ * parent-death signal (-1: the parent is gone already, so is the child).
+ * Waiting for the program mirrors the stops gputrace was sent, and once
+ * it ended, gives the signals their default actions back; -1 (after an
+ * error line) when it cannot wait. */
+void gt_cli_relay_install(sigset_t *set);
+void gt_cli_relay_to(pid_t pid);
+int gt_cli_relay_child(pid_t parent);
+int gt_cli_relay_wait(pid_t pid, int *status);
+
+/* Ends gputrace by signal sig, as the program ended, without a core dump
+ * of its own; returns only when sig does not end a process. */
+void gt_cli_die_of(int sig);
+
+/* snapshot_finish.c: before the run a private directory for what the
+ * child leaves the command, with GPUTRACE_INTERVAL the snapshots' summary
+ * (named to the child); after it, when the child died of a signal after a
+ * snapshot, its files marked final with the signal and its summary
+ * printed, then the directory removed. */
 void gt_cli_snapshots_begin(const gt_config *cfg);
 void gt_cli_snapshots_end(const gt_config *cfg, pid_t pid, int status);
+/* The private directory made by gt_cli_snapshots_begin, absolute; "" when
+ * none could be made. */
+const char *gt_cli_private_dir(void);
+
+/* child_summary.c: in the child before its exec, where the library leaves
+ * the summary of this process (it keeps the pid through the exec); after
+ * the run, that summary printed on the log, if the child left one. */
+void gt_cli_child_summary_name(void);
+void gt_cli_child_summary_print(pid_t pid);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -70,13 +71,14 @@ static const char usage[] =
     "report, diff and merge read JSON reports again (gputrace report --help etc.);\n"
     "a program named like one of them runs as gputrace -- report or gputrace ./report.\n"
     "\n"
-    "The exit status is the program's (128 + N when signal N ended it); 2 when\n"
-    "gputrace itself could not start it. Every option is also an environment\n"
-    "variable: GPUTRACE_VERBOSITY, GPUTRACE_CATEGORIES, GPUTRACE_OUTPUT,\n"
-    "GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, GPUTRACE_CAPTURE, GPUTRACE_DELAY,\n"
-    "GPUTRACE_DURATION, GPUTRACE_INTERVAL, and GPUTRACE_LOG (stderr, stdout or a\n"
-    "file) for where the summary goes; GPUTRACE_CUPTI_PATH names the libcupti\n"
-    "to use.\n";
+    "The exit status is the program's, and when signal N ended the program,\n"
+    "gputrace ends by signal N too; 2 when gputrace itself could not start it.\n"
+    "Signals sent to gputrace go on to the program. Every option is also an\n"
+    "environment variable: GPUTRACE_VERBOSITY, GPUTRACE_CATEGORIES,\n"
+    "GPUTRACE_OUTPUT, GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, GPUTRACE_CAPTURE,\n"
+    "GPUTRACE_DELAY, GPUTRACE_DURATION, GPUTRACE_INTERVAL, and GPUTRACE_LOG\n"
+    "(stderr, stdout or a file) for where the summary goes; GPUTRACE_CUPTI_PATH\n"
+    "names the libcupti to use.\n";
 
 enum {
     OPT_NO_GPU_TIMING = 256,
@@ -275,6 +277,10 @@ int main(int argc, char **argv)
     pid_t child;
     int status;
     int rc = gt_cli_run(argv + optind, &child, &status);
+    gt_cli_child_summary_print(child);
     gt_cli_snapshots_end(cfg, child, status);
+    /* As the program ended: a shell loop stops on Ctrl-C, a parent sees
+     * the signal. */
+    if (child > 0 && WIFSIGNALED(status)) gt_cli_die_of(WTERMSIG(status));
     return rc;
 }

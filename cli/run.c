@@ -164,63 +164,19 @@ char *gt_cli_find_program(const char *program)
     return NULL;
 }
 
-static volatile sig_atomic_t child_pid;
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define N_FORWARDED (sizeof forwarded / sizeof forwarded[0])
-static bool installed[N_FORWARDED];
-
-/* A signal sent to gputrace goes on to the program. One the terminal
- * sent (Ctrl-C, Ctrl-\, a hang-up) already reached the program, which is
- * in the same process group: it is not sent twice. */
-static void forward(int sig, siginfo_t *info, void *uctx)
-{
-    (void)uctx;
-    if (child_pid > 0 && info->si_code != SI_KERNEL) kill((pid_t)child_pid, sig);
-}
-
-/* Installed before the fork with the signals blocked, so that one sent
- * while the program starts is held, then forwarded once its pid is known. */
-static void install_forwarding(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = forward;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < N_FORWARDED; i++) {
-        struct sigaction old;
-        /* A signal gputrace was started ignoring stays ignored (nohup). */
-        if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-        installed[i] = sigaction(forwarded[i], &sa, NULL) == 0;
-    }
-}
-
-/* Child: the dispositions and mask gputrace was started with, then exec;
+/* Child: the dispositions gputrace was started with, its death signal,
+ * where its summary goes, the mask gputrace was started with, then exec;
  * or errno into the pipe (closed by a successful exec). */
-static void exec_child(char *const argv[], int report_fd, const sigset_t *mask)
+static void exec_child(char *const argv[], int report_fd, const sigset_t *mask, pid_t parent)
 {
-    for (size_t i = 0; i < N_FORWARDED; i++)
-        if (installed[i]) signal(forwarded[i], SIG_DFL);
+    if (gt_cli_relay_child(parent) != 0) _exit(127);
+    gt_cli_child_summary_name();
     sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(argv[0], argv);
     int err = errno;
     ssize_t unused = write(report_fd, &err, sizeof err);
     (void)unused;
     _exit(127);
-}
-
-static int wait_child(pid_t pid, int *out)
-{
-    int status = 0;
-    *out = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            gt_cli_error("waiting for the program: %s", strerror(errno));
-            return GT_CLI_USAGE_ERROR;
-        }
-    *out = status;
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
 }
 
 int gt_cli_run(char *const argv[], pid_t *child, int *child_status)
@@ -234,20 +190,21 @@ int gt_cli_run(char *const argv[], pid_t *child, int *child_status)
                      strerror(errno));
         return GT_CLI_USAGE_ERROR;
     }
-    sigset_t block, old_mask;
-    sigemptyset(&block);
-    for (size_t i = 0; i < N_FORWARDED; i++)
-        sigaddset(&block, forwarded[i]);
-    sigprocmask(SIG_BLOCK, &block, &old_mask);
-    install_forwarding();
+    /* Every signal is held from before the handlers are installed until the
+     * program's pid is known: one sent meanwhile is passed on then. */
+    sigset_t all, old_mask, relayed;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old_mask);
+    gt_cli_relay_install(&relayed);
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        exec_child(argv, fds[1], &old_mask);
+        exec_child(argv, fds[1], &old_mask, parent);
     }
     int fork_error = errno;
-    child_pid = pid;
+    gt_cli_relay_to(pid);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (pid < 0) {
         char shown[GT_CLI_SHOWN_SIZE];
@@ -261,13 +218,16 @@ int gt_cli_run(char *const argv[], pid_t *child, int *child_status)
     while ((n = read(fds[0], &err, sizeof err)) < 0 && errno == EINTR)
         ;
     close(fds[0]);
-    int status = wait_child(pid, child_status);
+    int status = 0;
+    int waited = gt_cli_relay_wait(pid, &status);
     *child = pid;
+    *child_status = status;
     if (n == (ssize_t)sizeof err) {
         char shown[GT_CLI_SHOWN_SIZE];
         gt_cli_error("cannot run %s: %s", gt_cli_shown(shown, sizeof shown, argv[0]),
                      strerror(err));
         return GT_CLI_USAGE_ERROR;
     }
-    return status;
+    if (waited != 0) return GT_CLI_USAGE_ERROR;
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }

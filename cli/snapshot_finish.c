@@ -1,17 +1,18 @@
 /* The command's part in snapshots (GPUTRACE_INTERVAL): it sees how its
  * child ended, which the child cannot report when a signal kills it.
  *
- * Before the run, a private directory is named in the child's
- * GPUTRACE_SNAPSHOT_SUMMARY, where each snapshot leaves its summary
- * (shim/sink/snapshot_summary.c). When the child dies of a signal and made no report
- * of its own (its last snapshot stands), the command marks the snapshot's
- * files final, naming the signal (JSON "final": true, "signal": N; the
- * text's snapshot line), and prints the summary from that snapshot with
- * the same line. Then the directory goes, even while processes started
- * under the command still run: the command ends when its program does,
- * and cannot know when, if ever, every descendant will. They write there
- * only while the directory is still the one made here (mkdtemp: 0700,
- * the user's), which the library checks at each write (see
+ * Before the run a private directory is made, where the child leaves its
+ * final summary (child_summary.c) and, named in its
+ * GPUTRACE_SNAPSHOT_SUMMARY, each snapshot's summary
+ * (shim/sink/snapshot_summary.c). When the child dies of a signal and made
+ * no report of its own (its last snapshot stands), the command marks the
+ * snapshot's files final, naming the signal (JSON "final": true, "signal":
+ * N; the text's snapshot line), and prints the summary from that snapshot
+ * with the same line. Then the directory goes, even while processes
+ * started under the command still run: the command ends when its program
+ * does, and cannot know when, if ever, every descendant will. They write
+ * there only while the directory is still the one made here (mkdtemp:
+ * 0700, the user's), which the library checks at each write (see
  * shim/sink/snapshot_summary.c). */
 #include <dirent.h>
 #include <errno.h>
@@ -26,12 +27,18 @@
 
 #include "cli.h"
 #include "config.h"
+#include "output_path.h"
 #include "report.h"
 
-/* "" when no snapshots are asked for; short enough for any name in it. */
+/* "" when it could not be made; short enough for any name in it. */
 static char dir[PATH_MAX - 64];
 
-/* The summary's path for pid ("%p": the template given to the child). */
+const char *gt_cli_private_dir(void)
+{
+    return dir;
+}
+
+/* The summary's path for pid. */
 static void summary_file(char path[PATH_MAX], const char *pid)
 {
     snprintf(path, PATH_MAX, "%s/summary.%s.txt", dir, pid);
@@ -40,16 +47,27 @@ static void summary_file(char path[PATH_MAX], const char *pid)
 void gt_cli_snapshots_begin(const gt_config *cfg)
 {
     dir[0] = '\0';
-    if (!cfg->interval_ns) return;
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !tmp[0]) tmp = "/tmp";
     char path[PATH_MAX];
+    /* Without it the child's summaries go to the log at its exit, and a
+     * signal's end after a snapshot goes unsaid. */
     if (snprintf(dir, sizeof dir, "%s/gputrace.XXXXXX", tmp) >= (int)sizeof dir || !mkdtemp(dir)) {
         dir[0] = '\0';
-        return; /* snapshots are still written; only a signal's end goes unsaid */
+        return;
     }
-    summary_file(path, "%p");
-    setenv(GT_SNAPSHOT_SUMMARY_VAR, path, 1);
+    /* Absolute: the child may change directory. */
+    if (!realpath(dir, path) || strlen(path) >= sizeof dir) {
+        rmdir(dir);
+        dir[0] = '\0';
+        return;
+    }
+    strcpy(dir, path);
+    if (!cfg->interval_ns) return;
+    /* A template the library expands: a % in the directory's name (one
+     * TMPDIR may hold) stays itself. */
+    if (gt_output_anchor("summary.%p.txt", dir, path, sizeof path) == 0)
+        setenv(GT_SNAPSHOT_SUMMARY_VAR, path, 1);
 }
 
 /* The whole file, NUL-terminated (its length in *len); NULL when none.
@@ -155,7 +173,7 @@ static void remove_dir(void)
 void gt_cli_snapshots_end(const gt_config *cfg, pid_t pid, int status)
 {
     if (!dir[0]) return;
-    if (pid > 0 && WIFSIGNALED(status)) {
+    if (cfg->interval_ns && pid > 0 && WIFSIGNALED(status)) {
         /* Only a child that died after a snapshot, with no report of its
          * own, left its summary here (shim/sink/snapshot_summary.c). */
         char path[PATH_MAX], id[16];

@@ -85,6 +85,10 @@ const char *gt_config_var_name(enum gt_config_var v);
 /* With --interval, the command's path template for the summary of each
  * snapshot (cli/snapshot_finish.c, shim/sink/snapshot_summary.c). */
 #define GT_SNAPSHOT_SUMMARY_VAR "GPUTRACE_SNAPSHOT_SUMMARY"
+/* Set by the command in its child: "PID:PATH", the file where process PID
+ * leaves its final summary for the command to print once it has ended
+ * (cli/child_summary.c, shim/sink/command_summary.c). */
+#define GT_CHILD_SUMMARY_VAR "GPUTRACE_CHILD_SUMMARY"
 #define GT_CONFIG_CHECKED_MAX (GT_VAR_COUNT * 17) /* a 16-hex-digit hash and a comma each */
 
 /* The list of the values the variables have now (NUL-terminated). */

@@ -4,11 +4,10 @@
  * streams and descriptors do, nor hold up its exit.
  *
  * - Everything is written with write(2), never through the program's stdio
- *   streams. Flushing the program's stdout from here (to put the summary
- *   after its output) took that output, and any failure writing it, away
- *   from the program's own flush at exit: `prog | head -1` then exited 0
- *   instead of dying of SIGPIPE. Output still in the program's buffer at
- *   exit therefore comes after the summary.
+ *   streams. The summary comes after the program's output still in its
+ *   stdout buffer at exit because the library's last exit point flushes
+ *   that first, with the program's own SIGPIPE outcome (shim/init.c), or
+ *   because the gputrace command prints it after the program ended.
  * - Descriptors 1 and 2 are written only while they are still the streams
  *   the process started with (device and inode, taken at load: a terminal,
  *   a pipe, a file, /dev/null each have their own). After `2>&-`, or once

@@ -57,17 +57,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define COMMAND_MAX 32768
+#define COMMAND_MAX (8u << 20)
+#define COMMAND_CUT " [cut]"
 
 _Atomic int gt_cuda_used; /* relaxed: each value stands alone (process.h) */
 
@@ -113,25 +116,36 @@ int gt_atfork_child_add(void (*fn)(void))
     return 0;
 }
 
-/* /proc/self/cmdline with the arguments separated by spaces, cut at
- * COMMAND_MAX; "" when unreadable. */
+/* /proc/self/cmdline with the arguments separated by spaces, whole; ""
+ * when unreadable. Linux starts a program with at most 6 MiB of arguments
+ * and environment together, so COMMAND_MAX is never reached but by a
+ * program that rewrote its arguments' memory: past it the command ends in
+ * COMMAND_CUT. */
 static char *read_command(void)
 {
-    char *buf = malloc(COMMAND_MAX + 1);
-    if (!buf) return NULL;
-    size_t len = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    while (fd >= 0 && len < COMMAND_MAX) {
-        ssize_t n = read(fd, buf + len, COMMAND_MAX - len);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    int fd = buf ? open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC) : -1;
+    while (fd >= 0) {
+        if (len == cap) {
+            char *grown = cap < COMMAND_MAX ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!grown) break;
+            buf = grown;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         len += (size_t)n;
     }
+    bool cut = fd >= 0 && len == cap;
     if (fd >= 0) close(fd);
+    if (!buf) return NULL;
     while (len && buf[len - 1] == '\0')
         len--;
     for (size_t i = 0; i < len; i++)
         if (buf[i] == '\0') buf[i] = ' ';
+    if (cut) memcpy(buf + len - (sizeof COMMAND_CUT - 1), COMMAND_CUT, sizeof COMMAND_CUT - 1);
     buf[len] = '\0';
     return buf;
 }
@@ -237,12 +251,45 @@ void gt_exec_report(void)
     end_step(gt_pipeline_report, "report before the exec");
 }
 
+/* The program's standard output, as the C library made it: an object it
+ * never frees, even once closed (a stream the program put in its place
+ * may be freed by then). Set at load. */
+static FILE *program_stdout;
+
+/* Before the summary goes to a standard stream: what the program still
+ * holds in its standard output's buffer goes out first, as its exit would
+ * send it a moment later, so that the summary comes after the program's
+ * output (with `prog 2>&1 | head -c 10` the summary took the pipe, `head`
+ * left, and the program's own flush died of SIGPIPE). Never waits for a
+ * thread that holds the stream. The caller holds SIGPIPE blocked: a
+ * SIGPIPE this flush raises is the program's, delivered once the report is
+ * made, as its own flush would have had it. */
+static void flush_before_summary(void)
+{
+    if (!atomic_load_explicit(&initialized, memory_order_acquire) ||
+        gt_cfg.verbosity == GT_VERB_NONE || gt_cfg.log_dest == GT_LOG_FILE ||
+        gt_command_summary_asked(getpid()) || stdout != program_stdout || !program_stdout ||
+        ftrylockfile(program_stdout) != 0)
+        return;
+    int saved = errno;
+    if (__fpending(program_stdout)) fflush_unlocked(program_stdout);
+    funlockfile(program_stdout);
+    errno = saved;
+}
+
 static void exit_point(void)
 {
-    if (atomic_fetch_add_explicit(&exit_points, 1, memory_order_relaxed) == 0)
+    if (atomic_fetch_add_explicit(&exit_points, 1, memory_order_relaxed) == 0) {
         gt_exit_cut();
-    else
-        gt_exit_final();
+        return;
+    }
+    sigset_t pipe_signal, mask;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, &mask);
+    flush_before_summary();
+    gt_exit_final();
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 static void at_exit(void)
@@ -328,6 +375,8 @@ static void init_body(void)
     gt_debug("loaded in pid %d: clock %s, buffer %zu MiB", (int)getpid(),
              gt_clock_tsc ? "tsc" : "clock_gettime", gt_cfg.buffer_bytes >> 20);
     gt_snapshot_summary_init(secure ? NULL : getenv(GT_SNAPSHOT_SUMMARY_VAR));
+    gt_command_summary_init(secure ? NULL : getenv(GT_CHILD_SUMMARY_VAR));
+    program_stdout = stdout;
     gt_collect_set_error_namer(gt_error_name_id);
     start_pipeline();
     pthread_atfork(fork_prepare, fork_parent, fork_child);

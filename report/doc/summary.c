@@ -152,9 +152,8 @@ static void write_header(const gt_summary *s)
     }
     if (s->r->dropped)
         fprintf(s->out,
-                "gputrace: warning: %" PRIu64 " events were dropped because the event buffers were "
-                "full: every table undercounts (a larger GPUTRACE_BUFFER_MB keeps more)\n",
-                s->r->dropped);
+                "gputrace: warning: %" PRIu64 " events were dropped%s%s: every table undercounts\n",
+                s->r->dropped, s->r->dropped_why[0] ? " " : "", s->r->dropped_why);
     /* Late events are usual (the CUDA runtime's own teardown makes some):
      * worth a line only when GPU work is among them. */
     if (s->r->late_gpu_work)

@@ -42,6 +42,7 @@ struct gt_report {
      * pair there also times the other threads' work (event pairs only). */
     uint64_t shared_streams;
     gt_idmap stream_threads; /* (device, stream) -> first thread + 1, or SHARED */
+    char dropped_why[192];    /* why events were dropped; "" when not known */
     gt_capture_info capture;  /* capture.c; valid when capture_set */
     bool capture_set;
     gt_snapshot_info snapshot; /* snapshot.c */

@@ -24,14 +24,6 @@ static int grow(void **array, uint32_t *capacity, size_t elem, uint32_t need)
     return 0;
 }
 
-static void work_add(gt_nvtx_work *w, uint64_t start, uint64_t end)
-{
-    w->gpu_ns += end - start;
-    if (!w->any || start < w->first_start) w->first_start = start;
-    if (!w->any || end > w->last_end) w->last_end = end;
-    w->any = true;
-}
-
 static void work_merge(gt_nvtx_work *into, const gt_nvtx_work *from)
 {
     if (!from->any) return;
@@ -79,12 +71,13 @@ static gt_nvtx_thread *thread_of(gt_nvtx *n, uint32_t tid, bool create)
     return &n->threads[i];
 }
 
-static void release_thread(gt_nvtx_thread *t)
+static void release_thread(gt_nvtx *n, gt_nvtx_thread *t)
 {
     for (uint32_t s = 0; s < t->nstacks; s++)
         free(t->stacks[s].frames);
     free(t->stacks);
     free(t->ranges);
+    gt_nvtx_log_free(n, t);
 }
 
 static bool thread_idle(const gt_nvtx_thread *t)
@@ -101,7 +94,7 @@ static void forget_if_idle(gt_nvtx *n, gt_nvtx_thread *t)
     uint32_t i = (uint32_t)(t - n->threads);
     uint32_t last = n->nthreads - 1;
     gt_idmap_remove(&n->thread_index, t->tid);
-    release_thread(t);
+    release_thread(n, t);
     if (i != last) {
         n->threads[i] = n->threads[last];
         gt_idmap_set(&n->thread_index, n->threads[i].tid, i);
@@ -234,10 +227,8 @@ static void start_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
         n->counts.untracked++;
         return;
     }
-    n->ranges[slot] = (gt_nvtx_range){.id = id,
-                                      .tid = ev->tid,
-                                      .row = row,
-                                      .start = ev->host_start};
+    n->ranges[slot] = (gt_nvtx_range){
+        .id = id, .tid = ev->tid, .row = row, .start = ev->host_start, .first_item = t->next_item};
     gt_nvtx_cover_open(n, t->tid, row, ev->host_start);
     n->open_ranges++;
     t->ranges[t->nranges++] = (uint32_t)slot;
@@ -264,6 +255,7 @@ static void end_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
         r->end = ev->host_start;
         gt_nvtx_thread *t = thread_of(n, r->tid, false);
         t->ended++;
+        gt_nvtx_log_end(n, t, r);
         /* Ended on its own thread: every record it encloses has arrived. */
         if (ev->tid == r->tid) {
             uint32_t i = 0;
@@ -330,11 +322,14 @@ void gt_nvtx_gpu_work(gt_nvtx *n, uint32_t tid, uint64_t host_start, uint64_t st
     if (!t) return;
     for (uint32_t s = 0; s < t->nstacks; s++)
         if (t->stacks[s].depth)
-            work_add(&t->stacks[s].frames[t->stacks[s].depth - 1].work, start, end);
+            gt_nvtx_work_add(&t->stacks[s].frames[t->stacks[s].depth - 1].work, start, end);
+    /* A range whose end is known takes the work issued before it; for the
+     * others the work waits until their end is known. */
     for (uint32_t i = 0; i < t->nranges; i++) {
         gt_nvtx_range *r = &n->ranges[t->ranges[i]];
-        if (!r->ended || host_start < r->end) work_add(&r->work, start, end);
+        if (r->ended && host_start < r->end) gt_nvtx_work_add(&r->work, start, end);
     }
+    if (t->nranges > t->ended) gt_nvtx_log_work(n, t, host_start, start, end);
 }
 
 void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
@@ -357,6 +352,7 @@ void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
                 r->end = end_ns;
                 t->ended++;
                 n->counts.open_at_exit++;
+                gt_nvtx_log_end(n, t, r);
             }
             settle_range(n, table, t, 0);
         }
@@ -372,7 +368,7 @@ void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
 void gt_nvtx_free(gt_nvtx *n)
 {
     for (uint32_t i = 0; i < n->nthreads; i++)
-        release_thread(&n->threads[i]);
+        release_thread(n, &n->threads[i]);
     free(n->threads);
     free(n->ranges);
     free(n->pending);

@@ -7,8 +7,13 @@
  * stack accumulates; a closing frame hands its totals to the frame below,
  * so each GPU record costs one update per domain in use on its thread.
  * Start/end ranges are matched by range id across threads; they enclose
- * the starting thread's GPU work that began before the end, and are
- * settled once that thread's records pass the end time (or at the end).
+ * the starting thread's GPU work issued between the start and the end, and
+ * are settled once that thread's records pass the end time (or at the
+ * end). Threads' records reach the report in no order between threads:
+ * the end made on another thread may come after the starting thread's
+ * work issued past it. So while a range's end is unknown, the work of its
+ * thread waits in the thread's log (nvtx_log.c) and is given to the range
+ * when the end comes, by its issue time.
  *
  * Ranges nest and overlap, so the rows' times do too: a total over rows
  * would count a nested range's time once per enclosing range, and a row's
@@ -30,6 +35,10 @@
 #define GT_NVTX_MAX_DEPTH 128u         /* push ranges deeper than this are counted, not timed */
 #define GT_NVTX_MAX_OPEN_RANGES 65536u /* start/end ranges open at once */
 #define GT_NVTX_PENDING_ENDS 4096u     /* ends waiting for their start */
+/* Work waiting for the end of its thread's start/end ranges (nvtx_log.c):
+ * per thread, and in all. Past them the oldest is taken to be inside. */
+#define GT_NVTX_LOG_THREAD_MAX 16384u
+#define GT_NVTX_LOG_MAX (1u << 20)
 
 /* What a range has enclosed so far. */
 typedef struct gt_nvtx_work {
@@ -53,16 +62,32 @@ typedef struct gt_nvtx_stack {
     gt_nvtx_frame *frames;
 } gt_nvtx_stack;
 
+static inline void gt_nvtx_work_add(gt_nvtx_work *w, uint64_t start, uint64_t end)
+{
+    w->gpu_ns += end - start;
+    if (!w->any || start < w->first_start) w->first_start = start;
+    if (!w->any || end > w->last_end) w->last_end = end;
+    w->any = true;
+}
+
 typedef struct gt_nvtx_range {
     uint64_t id;
     uint32_t tid; /* the starting thread */
     int32_t row;
     uint64_t start;
     uint64_t end;
+    uint64_t first_item; /* the number its thread's next logged work had at the start */
     bool ended;
     gt_nvtx_work work;
     uint32_t next_free; /* while the slot is free: the next free slot + 1 */
 } gt_nvtx_range;
+
+/* A piece of GPU work issued at host_start, waiting in its thread's log. */
+typedef struct gt_nvtx_item {
+    uint64_t host_start;
+    uint64_t start;
+    uint64_t end;
+} gt_nvtx_item;
 
 /* A thread with open ranges; forgotten when it has none. */
 typedef struct gt_nvtx_thread {
@@ -73,6 +98,13 @@ typedef struct gt_nvtx_thread {
     uint32_t ended;   /* of which ended by some thread */
     uint32_t *ranges; /* indices into gt_nvtx.ranges */
     uint32_t ranges_capacity;
+    /* The log (nvtx_log.c): a ring of the work issued since the oldest
+     * range without a known end started, oldest at items[head]. */
+    gt_nvtx_item *items;
+    uint32_t items_capacity;
+    uint32_t nitems;
+    uint32_t head;
+    uint64_t next_item; /* the number the next logged work gets */
 } gt_nvtx_thread;
 
 typedef struct gt_nvtx_pending_end {
@@ -122,6 +154,8 @@ typedef struct gt_nvtx {
     uint32_t free_cover;  /* a free slot + 1, 0 none */
     gt_idmap cover_index; /* tid << 32 | row (UINT32_MAX: the thread) -> covers[] */
 
+    uint32_t logged; /* work in all threads' logs */
+
     gt_nvtx_counts counts;
     uint64_t open_ns; /* time threads had a range open, summed over threads */
 } gt_nvtx;
@@ -146,5 +180,14 @@ void gt_nvtx_free(gt_nvtx *n);
 void gt_nvtx_cover_open(gt_nvtx *n, uint32_t tid, int32_t row, uint64_t t);
 void gt_nvtx_cover_close(gt_nvtx *n, gt_table *table, uint32_t tid, int32_t row, uint64_t t);
 void gt_nvtx_cover_free(gt_nvtx *n);
+
+/* nvtx_log.c: GPU work [start, end) thread t issued at host_start while a
+ * start/end range of its own has no known end: kept until it has. */
+void gt_nvtx_log_work(gt_nvtx *n, gt_nvtx_thread *t, uint64_t host_start, uint64_t start,
+                      uint64_t end);
+/* The end of r, t's range, became known (r->end): the logged work issued
+ * before it goes to r, and what no range waits for any more leaves. */
+void gt_nvtx_log_end(gt_nvtx *n, gt_nvtx_thread *t, gt_nvtx_range *r);
+void gt_nvtx_log_free(gt_nvtx *n, gt_nvtx_thread *t);
 
 #endif

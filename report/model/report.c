@@ -53,6 +53,7 @@ void gt_report_set_options(gt_report *r, const gt_report_options *opt)
 void gt_report_set_counts(gt_report *r, const gt_report_counts *c)
 {
     r->dropped = c->dropped;
+    snprintf(r->dropped_why, sizeof r->dropped_why, "%s", c->dropped_why ? c->dropped_why : "");
     r->late = c->late;
     r->late_gpu_work = c->late_gpu_work;
     r->gpu_pending = c->gpu_pending;

@@ -66,6 +66,7 @@ void gt_report_add(gt_report *r, const gt_event *ev);
  * it. Each report made sets them anew. */
 typedef struct gt_report_counts {
     uint64_t dropped;
+    const char *dropped_why; /* why they were dropped ("because ..."); NULL: not known */
     uint64_t late;
     uint64_t late_gpu_work;
     uint64_t gpu_pending;

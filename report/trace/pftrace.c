@@ -128,12 +128,9 @@ static void gpu_work(void *w, const gt_event *ev)
 {
     gt_pftrace *t = w;
     bool gpu = gt_timeline_gpu_work(ev, t->categories);
-    uint32_t lane = UINT32_MAX;
-    if (gpu) {
-        lane = gt_pf_gpu_lane(t, ev->device, gt_timeline_stream_track(ev), ev->gpu_start,
-                              ev->gpu_end);
-        if (lane == UINT32_MAX) t->common.lost.tracks++;
-    }
+    uint32_t lane = gpu ? gt_pf_gpu_lane(t, ev->device, gt_timeline_stream_track(ev), ev->gpu_start,
+                                         ev->gpu_end)
+                        : UINT32_MAX;
     /* Flow ids are global to a trace that may be opened with others: the
      * process's pid in the high half keeps them apart. */
     uint64_t flow = lane != UINT32_MAX ? t->uuid_base | ++t->flows : 0;
@@ -219,10 +216,7 @@ static void range_slice(gt_pftrace *t, const pf_range *r, uint64_t start, uint64
 {
     if (end < start) end = start;
     uint32_t seq = gt_pf_range_lane(t, start, end);
-    if (seq == UINT32_MAX) {
-        t->common.lost.ranges++;
-        return;
-    }
+    if (seq == UINT32_MAX) return;
     nvtx_begin(t, seq, PF_SLICE_BEGIN, start, r->name, r->domain, r->category, r->color);
     gt_pf_end(t, seq, end);
 }

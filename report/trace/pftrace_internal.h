@@ -278,10 +278,10 @@ void gt_pf_thread_name(gt_pftrace *t, uint32_t tid, uint32_t name, uint64_t at);
 
 /* The lane of GPU work [start, end) on (device, stream): the first whose
  * last slice ended by start, a new one when none did; UINT32_MAX past
- * the caps. */
+ * the caps, the loss counted by its cause (lanes, tracks). */
 uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device, uint64_t stream, uint64_t start,
                         uint64_t end);
-/* The same for a start/end range. */
+/* The same for a start/end range (range_lanes, ranges). */
 uint32_t gt_pf_range_lane(gt_pftrace *t, uint64_t start, uint64_t end);
 
 /* The memory counter's sequence of a device row, started at t0 when new. */

@@ -167,23 +167,35 @@ static uint32_t new_lane(gt_pftrace *t, pf_stream *l, pf_track *k, uint64_t star
 uint32_t gt_pf_gpu_lane(gt_pftrace *t, uint16_t device_id, uint64_t s, uint64_t start, uint64_t end)
 {
     pf_stream *l = stream(t, device_id, s);
-    if (!l) return UINT32_MAX;
-    uint32_t seq = free_lane(l, start, end);
+    uint32_t seq = l ? free_lane(l, start, end) : UINT32_MAX;
     if (seq != UINT32_MAX) return seq;
-    pf_device *d = device(t, device_id);
-    if (!d) return UINT32_MAX;
-    char name[64];
-    gt_timeline_track_name(device_id, s, name, sizeof name);
-    pf_track k = {.parent = device_group(t, d), .name = name};
-    return new_lane(t, l, &k, start, end);
+    if (l && l->nlanes == GT_PFTRACE_MAX_LANES) {
+        t->common.lost.lanes++;
+        return UINT32_MAX;
+    }
+    pf_device *d = l ? device(t, device_id) : NULL;
+    if (d) {
+        char name[64];
+        gt_timeline_track_name(device_id, s, name, sizeof name);
+        pf_track k = {.parent = device_group(t, d), .name = name};
+        seq = new_lane(t, l, &k, start, end);
+    }
+    if (seq == UINT32_MAX) t->common.lost.tracks++;
+    return seq;
 }
 
 uint32_t gt_pf_range_lane(gt_pftrace *t, uint64_t start, uint64_t end)
 {
     uint32_t seq = free_lane(&t->async, start, end);
     if (seq != UINT32_MAX) return seq;
+    if (t->async.nlanes == GT_PFTRACE_MAX_LANES) {
+        t->common.lost.range_lanes++;
+        return UINT32_MAX;
+    }
     pf_track k = {.parent = t->process, .name = "NVTX start/end ranges"};
-    return new_lane(t, &t->async, &k, start, end);
+    seq = new_lane(t, &t->async, &k, start, end);
+    if (seq == UINT32_MAX) t->common.lost.ranges++;
+    return seq;
 }
 
 uint32_t gt_pf_counter(gt_pftrace *t, int32_t device_id, uint64_t t0)

@@ -20,6 +20,10 @@
 /* Events left out, by cause. */
 typedef struct gt_timeline_losses {
     uint64_t tracks;    /* GPU work on (device, stream) tracks past GT_TIMELINE_MAX_TRACKS */
+    /* Perfetto: GPU work, and NVTX start/end ranges, overlapping as many
+     * others as a stream (the ranges) has lanes (GT_PFTRACE_MAX_LANES) */
+    uint64_t lanes;
+    uint64_t range_lanes;
     uint64_t threads;   /* thread names (Perfetto: events of threads) past the cap */
     uint64_t too_deep;  /* NVTX push/pop ranges nested deeper than GT_NVTX_MAX_DEPTH */
     uint64_t ranges;    /* NVTX ranges past GT_TIMELINE_MAX_STACKS or _MAX_RANGES */
@@ -28,7 +32,8 @@ typedef struct gt_timeline_losses {
 
 static inline uint64_t gt_timeline_losses_total(const gt_timeline_losses *l)
 {
-    return l->tracks + l->threads + l->too_deep + l->ranges + l->no_memory;
+    return l->tracks + l->lanes + l->range_lanes + l->threads + l->too_deep + l->ranges +
+           l->no_memory;
 }
 
 /* The small questions below are asked of every record by both writers:

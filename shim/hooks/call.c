@@ -18,10 +18,29 @@
 __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
 
 /* The device of the calling thread's current context, remembered per
- * thread for the last context seen. */
+ * thread for the last context seen, in the era it was seen. A context's
+ * end starts a new era (and another when it is over): the driver may give
+ * a later context, of another device, the same address. Release by the
+ * context's end, acquire by readers. */
+static _Atomic uint32_t context_era;
 static __thread CUcontext device_ctx __attribute__((tls_model("initial-exec")));
+static __thread uint32_t device_era __attribute__((tls_model("initial-exec")));
 static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")));
 static gt_real_cache ctx_get_current, ctx_get_device;
+
+void gt_context_ending(void)
+{
+    atomic_fetch_add_explicit(&context_era, 1, memory_order_release);
+}
+
+void gt_context_ended(int ended)
+{
+    int saved = errno;
+    gt_context_ending();
+    /* Its modules went with it: their functions' handles may be reused. */
+    if (ended) gt_kernel_names_invalidate();
+    errno = saved;
+}
 
 /* The device of the current context, which goes into *ctx (NULL: none). */
 static GT_NO_STACK_PROTECTOR uint16_t current_device_ctx(CUcontext *current)
@@ -34,12 +53,16 @@ static GT_NO_STACK_PROTECTOR uint16_t current_device_ctx(CUcontext *current)
     *current = NULL;
     if (!get_current || get_current(&ctx) != CUDA_SUCCESS || !ctx) return GT_NO_DEVICE;
     *current = ctx;
-    if (ctx == device_ctx) return device_ordinal;
+    /* After the driver named the context: an era begun before the context
+     * was made is seen. */
+    uint32_t era = atomic_load_explicit(&context_era, memory_order_acquire);
+    if (ctx == device_ctx && era == device_era) return device_ordinal;
     get_device_fn get_device = (get_device_fn)gt_cuda_real_once(&ctx_get_device, "cuCtxGetDevice");
     CUdevice dev = 0;
     if (!get_device || get_device(&dev) != CUDA_SUCCESS || dev < 0 || dev >= (CUdevice)GT_NO_DEVICE)
         return GT_NO_DEVICE;
     device_ctx = ctx;
+    device_era = era;
     device_ordinal = (uint16_t)dev;
     return device_ordinal;
 }

@@ -108,6 +108,12 @@ static inline int gt_call_times(const gt_call *c)
 {
     return gt_kind_is_gpu_work(c->kind) && (gt_hook_mode(c->hook) & GT_HOOK_WORK);
 }
+/* Around a call that may end a context (drv_context.c): before it, and
+ * after it (`ended`: it did end one). What is remembered of contexts and
+ * of the code loaded in them by handle is asked again: the driver may
+ * hand the same handles to what is made next. errno is kept. */
+void gt_context_ending(void);
+void gt_context_ended(int ended);
 
 /* Whether the call's GPU work is bracketed by an event pair (`timed`: by
  * this wrapper itself, as driver wrappers do). */

@@ -47,7 +47,9 @@ static CUcontext active_primary(CUdevice dev)
 }
 
 /* The call's record: the context it ends, when it ends one (known once
- * the call returned: `ended`), else a plain api record. */
+ * the call returned: `ended`), else a plain api record. Whatever the
+ * categories, what the shim remembers by context handle is forgotten
+ * around it (gt_context_ending). */
 #define CONTEXT_END(sym, base, param_t, find_ctx, ended)                                           \
     GT_DRIVER_HOOK(sym, base, GT_CAT_MEMORY)                                                       \
     GT_EXPORT CUresult CUDAAPI sym(param_t arg)                                                    \
@@ -56,12 +58,21 @@ static CUcontext active_primary(CUdevice dev)
         int saved = errno;                                                                         \
         CUcontext ctx = find_ctx(arg);                                                             \
         if (ctx) retire(ctx);                                                                      \
+        gt_context_ending();                                                                       \
         errno = saved;                                                                             \
-        if (!gt_hook_mode(&GT_HOOK(sym)) || gt_tls.guard) return real_(arg);                       \
+        if (!gt_hook_mode(&GT_HOOK(sym)) || gt_tls.guard) {                                        \
+            CUresult r = real_(arg);                                                               \
+            gt_context_ended(r == CUDA_SUCCESS && ctx && (ended));                                 \
+            return r;                                                                              \
+        }                                                                                          \
         gt_call c;                                                                                 \
         gt_call_init(&c, &GT_HOOK(sym), ctx ? GT_EV_CTX_END : GT_EV_API);                          \
         c.u.mem.ctx = (uint64_t)(uintptr_t)ctx;                                                    \
-        GT_DRIVER_CALL_THEN(&c, (arg), if (r_ != CUDA_SUCCESS || !(ended)) c.kind = GT_EV_API);    \
+        GT_DRIVER_CALL_THEN(&c, (arg), {                                                           \
+            int ended_ = r_ == CUDA_SUCCESS && ctx && (ended);                                     \
+            gt_context_ended(ended_);                                                              \
+            if (!ended_) c.kind = GT_EV_API;                                                       \
+        });                                                                                        \
     }
 
 static CUcontext given(CUcontext ctx)

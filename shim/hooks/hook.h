@@ -31,11 +31,13 @@
  * GT_*_ENTER pass the call straight through (after noting that CUDA is in
  * use) when neither the hook's category nor `api` is enabled, when the
  * thread is inside the shim, or when this copy of the library is not the
- * process's active one (intercept/active_copy.c); a missing real function returns the
- * API's not-found error. GT_*_CALL keep errno, take the host time around the
- * real call only, bracket GPU work with an event pair (gpu_time.h) and
- * record one event, never touching the return code. A runtime call and the
- * driver call under it are recorded once (call.c). */
+ * process's active one (intercept/active_copy.c). With no real function
+ * they return what gt_hook_unavailable says: in a process without CUDA,
+ * CUDA's answer where there is no driver, quietly, without noting a use;
+ * else the API's not-found error. GT_*_CALL keep errno, take the host time
+ * around the real call only, bracket GPU work with an event pair
+ * (gpu_time.h) and record one event, never touching the return code. A
+ * runtime call and the driver call under it are recorded once (call.c). */
 #ifndef GT_SHIM_HOOK_H
 #define GT_SHIM_HOOK_H
 
@@ -87,10 +89,11 @@
 #define GT_ENTER_ANY(sym, notfound, args)                                                          \
     __typeof__(&sym) real_ =                                                                       \
         (__typeof__(&sym))gt_hook_real(&gt_hook_##sym, __builtin_return_address(0));               \
+    if (GT_UNLIKELY(!real_))                                                                       \
+        return gt_hook_unavailable(&gt_hook_##sym, (notfound), __builtin_return_address(0));       \
     if (GT_UNLIKELY(atomic_load_explicit(&gt_cuda_used, memory_order_relaxed) != GT_CUDA_USED) &&  \
-        !gt_note_cuda_call_slow() && real_)                                                        \
-        return real_ args;                                                                         \
-    if (GT_UNLIKELY(!real_)) return (notfound)
+        !gt_note_cuda_call_slow())                                                                 \
+    return real_ args
 
 /* Outside a capture window (capture.h) the gate is 0 and no mode passes:
  * the same one test as a hook whose categories are off. */

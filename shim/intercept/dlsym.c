@@ -16,12 +16,20 @@
  * (glibc 2.34 moved dlsym into libc) and the architecture's first glibc
  * version (older programs, dlsym from libdl). See gputrace.map.in.
  *
+ * A process without CUDA of its own (no driver loaded, no runtime, no
+ * compiler library) must not find CUDA through the library's exports: a
+ * lookup that lands on one of them answers what it answers without the
+ * library, the next definition past it (none: NULL, with dlerror() saying
+ * so), as a program that looks for CUDA to choose its path expects.
+ *
  * glibc's dlsym looks at its caller for RTLD_NEXT (the next object after
  * the caller) and for RTLD_DEFAULT (the caller's scope). So the entry
  * points hand those lookups to glibc as tail calls, and the caller glibc
  * sees stays the program's: the functions are always optimised for that,
  * whatever the build type. Only a "cu", "nv" or "__nv" name with a real
- * handle goes through the shim's own code.
+ * handle goes through the shim's own code, and one with RTLD_DEFAULT when
+ * it is the name of an export of the library whose CUDA library is
+ * absent.
  *
  * One library the shim loaded for itself, libcupti, finds the driver with
  * dlsym too: its lookups get glibc's answer (gt_dlsym_private), so that
@@ -58,6 +66,17 @@ int gt_dlsym_caller_private(const void *caller)
     return from_private(caller);
 }
 
+/* The definition of `name` past this copy of the library in the global
+ * scope: what a lookup that found this copy's export finds without it.
+ * When there is none, glibc's error stays for dlerror(). Not a tail call:
+ * glibc takes this function as the caller. */
+static __attribute__((noinline)) void *past_this_copy(const char *name)
+{
+    gt_dlsym_fn libc = gt_libc_dlsym();
+    void *p = libc ? libc(RTLD_NEXT, name) : NULL;
+    return gt_copy_skip(p, name);
+}
+
 /* The lookup, for a name that may be a CUDA entry point. */
 static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, const char *name,
                                               const void *caller)
@@ -69,6 +88,10 @@ static __attribute__((noinline)) void *lookup(gt_dlsym_fn real, void *handle, co
     gt_hook *h = gt_hook_find(name);
     if (!h) return found;
     int saved = errno;
+    if (found == h->wrapper && gt_hook_absent(h, caller)) {
+        errno = saved;
+        return past_this_copy(name);
+    }
     void *mine = NULL;
     /* A driver name is compared with libcuda.so.1's own export; the shim
      * never loads the driver for this: if it is not loaded, `found` is not
@@ -97,6 +120,30 @@ static inline int maybe_cuda(void *handle, const char *name)
     return (name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v');
 }
 
+/* An RTLD_DEFAULT lookup of one of this copy's exports whose CUDA library
+ * the process lacks, as `caller` sees it: what it finds without the
+ * library. */
+static __attribute__((noinline)) int default_absent(const char *name, const void *caller)
+{
+    if (!name || !((name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v') ||
+                   (name[0] == '_' && name[1] == '_' && name[2] == 'n' && name[3] == 'v')))
+        return 0;
+    gt_hook *h = gt_copy_active() ? gt_hook_find(name) : NULL;
+    int saved = errno;
+    int absent = h && gt_hook_absent(h, caller);
+    errno = saved;
+    return absent;
+}
+
+/* The lookup glibc makes for the program, from the shim: a definition that
+ * comes before this copy (the program's own) still wins. */
+static __attribute__((noinline)) void *default_bare(gt_dlsym_fn real, const char *name)
+{
+    void *found = real(RTLD_DEFAULT, name);
+    gt_hook *h = gt_hook_find(name);
+    return found && h && found != h->wrapper ? found : past_this_copy(name);
+}
+
 /* Both versions: `optimize` keeps the glibc calls tail calls (see above). */
 #define GT_DLSYM_ENTRY(fn)                                                                         \
     __attribute__((visibility("default"), optimize("O2"))) void *fn(void *handle,                  \
@@ -104,7 +151,12 @@ static inline int maybe_cuda(void *handle, const char *name)
     {                                                                                              \
         gt_dlsym_fn real = gt_real_dlsym();                                                        \
         if (GT_UNLIKELY(!real)) return NULL;                                                       \
-        if (GT_LIKELY(!maybe_cuda(handle, name))) return real(handle, name);                       \
+        if (GT_LIKELY(!maybe_cuda(handle, name))) {                                                \
+            if (GT_UNLIKELY(handle == RTLD_DEFAULT &&                                              \
+                            default_absent(name, __builtin_return_address(0))))                    \
+                return default_bare(real, name);                                                   \
+            return real(handle, name);                                                             \
+        }                                                                                          \
         return lookup(real, handle, name, __builtin_return_address(0));                            \
     }
 

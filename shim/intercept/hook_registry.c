@@ -13,6 +13,8 @@
 #include "ptrmap.h"
 #include "resolve.h"
 
+#include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -159,7 +161,6 @@ static void *caller_real(gt_hook *h, const void *caller)
     if (gt_log_debug_enabled())
         gt_debug("hooked %s for a caller in %s: real at %p", h->name,
                  object ? object : "an unknown object", fn);
-    if (!fn) warn_missing(h);
     return fn;
 }
 
@@ -176,9 +177,11 @@ void *gt_hook_resolve(gt_hook *h, const void *caller)
     if (p == GT_HOOK_MISSING) return NULL;
     if (p == GT_HOOK_PER_CALLER) return caller ? caller_real(h, caller) : p;
     if (p != GT_HOOK_UNRESOLVED) return p;
+    /* No driver loaded: nothing is settled, the program may load it later. */
+    if (h->lib == GT_LIB_DRIVER && !gt_cuda_driver_loaded()) return NULL;
     gt_init_once(); /* gt_cfg: a hook may run before the shim's constructor */
     if (h->lib == GT_LIB_DRIVER) {
-        p = gt_cuda_real(h->name);
+        p = gt_cuda_real_loaded(h->name);
     } else {
         p = gt_next_symbol(h->name);
     }
@@ -192,7 +195,6 @@ void *gt_hook_resolve(gt_hook *h, const void *caller)
         return caller ? caller_real(h, caller) : GT_HOOK_PER_CALLER;
     }
     if (!p) {
-        warn_missing(h);
         atomic_store_explicit(&h->real, GT_HOOK_MISSING, memory_order_release);
         return NULL;
     }
@@ -202,6 +204,37 @@ void *gt_hook_resolve(gt_hook *h, const void *caller)
                  p);
     atomic_store_explicit(&h->real, p, memory_order_release);
     return p;
+}
+
+int gt_hook_absent(gt_hook *h, const void *caller)
+{
+    switch ((enum gt_hook_lib)h->lib) {
+    case GT_LIB_DRIVER:
+        return !gt_cuda_driver_loaded();
+    case GT_LIB_RUNTIME:
+        return !gt_cuda_runtime_visible(caller);
+    case GT_LIB_COMPILER:
+        break;
+    }
+    return !gt_hook_global(h) && (!caller || !gt_hook_resolve(h, caller));
+}
+
+int gt_hook_unavailable(gt_hook *h, int notfound, const void *caller)
+{
+    if (!gt_hook_absent(h, caller)) {
+        warn_missing(h);
+        return notfound;
+    }
+    switch ((enum gt_hook_lib)h->lib) {
+    case GT_LIB_DRIVER:
+        return gt_same_string(h->base, "cuInit") ? CUDA_ERROR_NO_DEVICE
+                                                 : CUDA_ERROR_NOT_INITIALIZED;
+    case GT_LIB_RUNTIME:
+        return cudaErrorInsufficientDriver;
+    case GT_LIB_COMPILER:
+        break;
+    }
+    return notfound;
 }
 
 void *gt_hook_adopt(gt_hook *h, void *fn)

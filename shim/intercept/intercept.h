@@ -87,6 +87,20 @@ static inline void *gt_hook_real(gt_hook *h, const void *caller)
  * depends on the caller (dlsym and cuGetProcAddress compare with it). */
 void *gt_hook_global(gt_hook *h);
 
+/* Whether the process has no library that could define h for `caller`
+ * (NULL: any): no libcuda.so.1 loaded for a driver function, no CUDA
+ * runtime for a runtime one, no definition at all for a compiler
+ * library's. Such a process is one without CUDA: the shim loads nothing
+ * for it and answers as CUDA does where there is no driver. */
+int gt_hook_absent(gt_hook *h, const void *caller);
+
+/* What a wrapper with no real function returns: where h's library is
+ * absent, what CUDA answers on a machine without a driver (the runtime
+ * cudaErrorInsufficientDriver; cuInit CUDA_ERROR_NO_DEVICE, the rest of
+ * the driver CUDA_ERROR_NOT_INITIALIZED; a compiler library's `notfound`),
+ * quietly; else `notfound`, with one warning. */
+int gt_hook_unavailable(gt_hook *h, int notfound, const void *caller);
+
 /* A compiler library's function `fn` that dlsym found for the program:
  * becomes the hook's real function for every caller when the global scope
  * has none (one copy of each library per process is assumed: the first
@@ -161,6 +175,13 @@ int gt_same_string(const char *a, const char *b);
 /* Like gt_cuda_real, but NULL when the program has not loaded libcuda.so.1
  * (never loads it). */
 void *gt_cuda_real_loaded(const char *symbol);
+
+/* Whether the process has loaded libcuda.so.1 (the shim never loads it for
+ * the program's calls); whether a CUDA runtime is there for `caller` (in
+ * the global scope after the shim, or in the scope of caller's object).
+ * Both leave dlerror() clear. */
+int gt_cuda_driver_loaded(void);
+int gt_cuda_runtime_visible(const void *caller);
 
 /* A driver function the shim calls itself, looked up once. */
 typedef struct gt_real_cache {

@@ -151,6 +151,21 @@ void *gt_cuda_real_loaded(const char *symbol)
     return driver_symbol(symbol, 0);
 }
 
+int gt_cuda_driver_loaded(void)
+{
+    return driver_handle(0) != NULL;
+}
+
+/* A function every CUDA runtime has, and the library does not export. */
+#define RUNTIME_MARK "cudaRuntimeGetVersion"
+
+int gt_cuda_runtime_visible(const void *caller)
+{
+    const char *object;
+    return gt_next_symbol(RUNTIME_MARK) ||
+           (caller && gt_object_symbol(caller, RUNTIME_MARK, &object));
+}
+
 void *gt_cuda_real_fill(gt_real_cache *c, const char *symbol)
 {
     void *fn = gt_cuda_real(symbol);

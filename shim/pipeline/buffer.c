@@ -1,18 +1,31 @@
 /* DESIGN §6: per-thread chunks of fixed-size records, the lock-free
  * publish list, recycled chunks and the memory cap.
  *
- * Free chunks: a lock-free stack shared by all threads (the drain pushes,
- * any thread pops). Its head packs a 32-bit pop counter with the chunk's
- * table index + 1 in one 64-bit word, so a pop that read a stale head
- * fails its CAS (no ABA) - chunks are never unmapped while the pipeline
- * runs, so reading a stale chunk's link is always safe. A shared stack,
- * rather than a return list per thread, lets a thread that records in
- * bursts reuse what others freed, so a short cap is not split per thread;
- * and no operation on it can block.
+ * Free chunks: a lock-free stack per chunk size shared by all threads (the
+ * drain pushes, any thread pops). Its head packs a 32-bit pop counter with
+ * the chunk's table index + 1 in one 64-bit word, so a pop that read a
+ * stale head fails its CAS (no ABA) - chunks are never unmapped while the
+ * pipeline runs, so reading a stale chunk's link is always safe. A shared
+ * stack, rather than a return list per thread, lets a thread that records
+ * in bursts reuse what others freed, so a short cap is not split per
+ * thread; and no operation on it can block.
  *
- * Memory cap: chunks are mapped on demand while fewer than cap / chunk
- * size have been mapped; past that a record that finds no free chunk is
- * dropped, and counted in its thread's counter (thread.c). */
+ * Chunk sizes: every thread holds a chunk while it lives, recording or
+ * not, so the cap bounds how many threads can record at once. While few
+ * threads are alive a thread's chunks are all of the full size (the
+ * configured chunk_bytes). Once more than half as many threads are alive
+ * as full chunks fit in the cap, a new thread starts with the smallest
+ * size, and each chunk it fills doubles the next one's: a thread pool of
+ * thousands of threads that each record a little (servers, data loaders)
+ * then holds a page each, while a thread that records much soon has full
+ * chunks again. The hot path is the same for every size (the chunk's
+ * capacity is in the thread's TLS).
+ *
+ * Memory cap: chunks are mapped on demand while the bytes mapped stay
+ * within the cap; past that a chunk of any size another thread freed is
+ * taken, else the smallest size is mapped if it still fits, else the
+ * record is dropped and counted in its thread's counter (thread.c), and the
+ * first drop says why (gt_pool_drops_get). */
 #include "buffer.h"
 
 #include "event.h"
@@ -26,22 +39,29 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#define MAX_CLASSES 16 /* chunk sizes: GT_CHUNK_MIN_BYTES doubled up to chunk_bytes */
+
 static struct {
-    size_t chunk_bytes;
-    uint32_t capacity;   /* records per chunk */
-    uint32_t max_chunks; /* the cap */
+    size_t class_bytes[MAX_CLASSES];      /* each size's bytes, the last one chunk_bytes */
+    uint32_t class_capacity[MAX_CLASSES]; /* records a chunk of each size holds */
+    unsigned top;                         /* the full size's class */
+    size_t cap_bytes;
+    uint32_t max_chunks; /* full-size chunks within the cap */
+    uint32_t max_slots;  /* table entries: the smallest chunks within the cap */
     gt_chunk **table;    /* every chunk mapped, by index */
     size_t table_bytes;
     uint32_t wake_threshold; /* pending chunks that wake the drain early */
     gt_pool_hooks hooks;     /* the drain's, given at init */
-    /* Chunks mapped so far (<= max_chunks; a failed mapping still uses up
-     * its slot). CAS relaxed: table entries are published by the chunk's
-     * own hand-over, not by this counter. */
+    /* Bytes mapped so far (<= cap_bytes; a failed mapping still uses its
+     * bytes up) and chunks mapped (table indices handed out). CAS and
+     * fetch-add relaxed: table entries are published by the chunk's own
+     * hand-over, not by these counters. */
+    _Atomic size_t mapped_bytes;
     _Atomic uint32_t mapped;
-    /* Free stack head: pop counter << 32 | (table index + 1). Push: CAS
-     * release (the drain's last reads of the chunk happen-before its next
-     * owner's writes); pop: load/CAS acquire. */
-    _Atomic uint64_t free_head;
+    /* Free stack heads, one per size: pop counter << 32 | (table index +
+     * 1). Push: CAS release (the drain's last reads of the chunk
+     * happen-before its next owner's writes); pop: load/CAS acquire. */
+    _Atomic uint64_t free_head[MAX_CLASSES];
     /* Publish list: CAS push with release (the chunk's records and header
      * happen-before the drain's acquire exchange that takes the list). */
     _Atomic(gt_chunk *) publish_head;
@@ -49,6 +69,10 @@ static struct {
     /* 1 while records may be begun. Store release (open) / seq_cst (close);
      * load acquire on the slow path. */
     _Atomic int open;
+    /* The first drop's circumstances: claimed by CAS (0 -> 1, relaxed),
+     * written, then published (2, release); read with acquire. */
+    _Atomic int drops_state;
+    gt_pool_drops drops;
 } pool;
 
 /* ------------------------------------------------------------ the pool */
@@ -57,11 +81,24 @@ static void unmap_all(void)
 {
     uint32_t n = atomic_load_explicit(&pool.mapped, memory_order_relaxed);
     if (pool.table) {
-        for (uint32_t i = 0; i < n && i < pool.max_chunks; i++)
-            if (pool.table[i]) munmap(pool.table[i], pool.chunk_bytes);
+        for (uint32_t i = 0; i < n && i < pool.max_slots; i++)
+            if (pool.table[i]) munmap(pool.table[i], pool.class_bytes[pool.table[i]->h.size_class]);
         munmap(pool.table, pool.table_bytes);
     }
     pool.table = NULL;
+}
+
+/* The sizes: the smallest doubled while below chunk_bytes, then it. */
+static void set_classes(size_t chunk_bytes)
+{
+    unsigned k = 0;
+    for (size_t b = GT_CHUNK_MIN_BYTES; b < chunk_bytes && k < MAX_CLASSES - 1; b *= 2)
+        pool.class_bytes[k++] = b;
+    pool.class_bytes[k] = chunk_bytes;
+    pool.top = k;
+    for (unsigned i = 0; i <= k; i++)
+        pool.class_capacity[i] =
+            (uint32_t)((pool.class_bytes[i] - sizeof(gt_chunk)) / sizeof(gt_event));
 }
 
 int gt_pool_init(size_t chunk_bytes, size_t cap_bytes, const gt_pool_hooks *hooks)
@@ -73,19 +110,26 @@ int gt_pool_init(size_t chunk_bytes, size_t cap_bytes, const gt_pool_hooks *hook
     size_t max_chunks = cap_bytes / chunk_bytes;
     if (max_chunks < 1) max_chunks = 1;
     if (max_chunks > UINT32_MAX / 2) max_chunks = UINT32_MAX / 2;
-    pool.chunk_bytes = chunk_bytes;
-    pool.capacity = (uint32_t)((chunk_bytes - sizeof(gt_chunk)) / sizeof(gt_event));
+    size_t max_slots = cap_bytes / GT_CHUNK_MIN_BYTES;
+    if (max_slots < max_chunks) max_slots = max_chunks;
+    if (max_slots > UINT32_MAX / 2) max_slots = UINT32_MAX / 2;
+    set_classes(chunk_bytes);
+    pool.cap_bytes = max_chunks * chunk_bytes > cap_bytes ? max_chunks * chunk_bytes : cap_bytes;
     pool.max_chunks = (uint32_t)max_chunks;
+    pool.max_slots = (uint32_t)max_slots;
     pool.wake_threshold = pool.max_chunks / 8 > 64 ? 64 : pool.max_chunks / 8 + 1;
     pool.hooks = *hooks;
-    pool.table_bytes = max_chunks * sizeof(gt_chunk *);
+    pool.table_bytes = max_slots * sizeof(gt_chunk *);
     void *table =
         mmap(NULL, pool.table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     pool.table = table == MAP_FAILED ? NULL : table;
+    atomic_store_explicit(&pool.mapped_bytes, 0, memory_order_relaxed);
     atomic_store_explicit(&pool.mapped, 0, memory_order_relaxed);
-    atomic_store_explicit(&pool.free_head, 0, memory_order_relaxed);
+    for (unsigned k = 0; k < MAX_CLASSES; k++)
+        atomic_store_explicit(&pool.free_head[k], 0, memory_order_relaxed);
     atomic_store_explicit(&pool.publish_head, NULL, memory_order_relaxed);
     atomic_store_explicit(&pool.pending, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool.drops_state, 0, memory_order_relaxed);
     return pool.table ? 0 : -1;
 }
 
@@ -103,47 +147,53 @@ void gt_buffer_close(void)
 
 uint32_t gt_pool_capacity(void)
 {
-    return pool.capacity;
+    return pool.class_capacity[pool.top];
 }
 
 void gt_pool_stats_get(gt_pool_stats *s)
 {
-    s->chunk_bytes = pool.chunk_bytes;
-    s->chunk_capacity = pool.capacity;
+    s->chunk_bytes = pool.class_bytes[pool.top];
+    s->chunk_capacity = pool.class_capacity[pool.top];
     s->max_chunks = pool.max_chunks;
     s->mapped_chunks = atomic_load_explicit(&pool.mapped, memory_order_relaxed);
+    s->mapped_bytes = atomic_load_explicit(&pool.mapped_bytes, memory_order_relaxed);
     s->pending_chunks = atomic_load_explicit(&pool.pending, memory_order_relaxed);
 }
 
-static gt_chunk *map_chunk(void)
+static gt_chunk *map_chunk(unsigned k)
 {
-    uint32_t n = atomic_load_explicit(&pool.mapped, memory_order_relaxed);
+    size_t bytes = pool.class_bytes[k];
+    size_t used = atomic_load_explicit(&pool.mapped_bytes, memory_order_relaxed);
     do {
-        if (n >= pool.max_chunks) return NULL;
-    } while (!atomic_compare_exchange_weak_explicit(&pool.mapped, &n, n + 1, memory_order_relaxed,
-                                                    memory_order_relaxed));
-    void *p =
-        mmap(NULL, pool.chunk_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (used + bytes > pool.cap_bytes) return NULL;
+    } while (!atomic_compare_exchange_weak_explicit(&pool.mapped_bytes, &used, used + bytes,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    uint32_t n = atomic_fetch_add_explicit(&pool.mapped, 1, memory_order_relaxed);
+    if (n >= pool.max_slots) return NULL;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     gt_chunk *c = p;
     c->h.index = n;
+    c->h.size_class = (uint8_t)k;
     pool.table[n] = c;
     return c;
 }
 
 void gt_pool_recycle(gt_chunk *c)
 {
-    uint64_t head = atomic_load_explicit(&pool.free_head, memory_order_relaxed), next;
+    _Atomic uint64_t *free_head = &pool.free_head[c->h.size_class];
+    uint64_t head = atomic_load_explicit(free_head, memory_order_relaxed), next;
     do {
         atomic_store_explicit(&c->h.free_next, (uint32_t)head, memory_order_relaxed);
         next = (head & 0xffffffff00000000ull) | (c->h.index + 1u);
-    } while (!atomic_compare_exchange_weak_explicit(&pool.free_head, &head, next,
-                                                    memory_order_release, memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(free_head, &head, next, memory_order_release,
+                                                    memory_order_relaxed));
 }
 
-static gt_chunk *pop_free(void)
+static gt_chunk *pop_free(unsigned k)
 {
-    uint64_t head = atomic_load_explicit(&pool.free_head, memory_order_acquire), next;
+    _Atomic uint64_t *free_head = &pool.free_head[k];
+    uint64_t head = atomic_load_explicit(free_head, memory_order_acquire), next;
     gt_chunk *c;
     do {
         uint32_t index = (uint32_t)head;
@@ -151,9 +201,63 @@ static gt_chunk *pop_free(void)
         c = pool.table[index - 1];
         next =
             ((head >> 32) + 1) << 32 | atomic_load_explicit(&c->h.free_next, memory_order_relaxed);
-    } while (!atomic_compare_exchange_weak_explicit(&pool.free_head, &head, next,
-                                                    memory_order_acquire, memory_order_acquire));
+    } while (!atomic_compare_exchange_weak_explicit(free_head, &head, next, memory_order_acquire,
+                                                    memory_order_acquire));
     return c;
+}
+
+/* A chunk of size k, else (the cap reached) a free one of any size, the
+ * largest first, else the smallest size if it still fits. */
+static gt_chunk *take_chunk(unsigned k)
+{
+    gt_chunk *c = pop_free(k);
+    if (!c) c = map_chunk(k);
+    for (unsigned i = pool.top + 1; !c && i-- > 0;)
+        if (i != k) c = pop_free(i);
+    if (!c && k) c = map_chunk(0);
+    return c;
+}
+
+/* The size a thread that just registered starts with: the full one, unless
+ * the threads alive could not each have a full chunk in half the cap. */
+static unsigned first_class(void)
+{
+    return gt_threads_live() > pool.max_chunks / 2 ? 0 : pool.top;
+}
+
+/* --------------------------------------------------- why records drop */
+
+static void add_held(gt_thread *thr, void *ctx)
+{
+    gt_pool_drops *d = ctx;
+    gt_chunk *c = atomic_load_explicit(&thr->current, memory_order_acquire);
+    if (!c) return;
+    d->threads++;
+    d->held_bytes += pool.class_bytes[c->h.size_class];
+}
+
+/* The first drop: where the memory was (a racy picture, which is all the
+ * warning needs). */
+static void note_drop(int no_memory)
+{
+    int expected = 0;
+    if (atomic_load_explicit(&pool.drops_state, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong_explicit(&pool.drops_state, &expected, 1,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    gt_pool_drops d = {.cap_bytes = pool.cap_bytes, .no_memory = no_memory};
+    gt_threads_for_each(add_held, &d);
+    size_t mapped = atomic_load_explicit(&pool.mapped_bytes, memory_order_relaxed);
+    d.waiting_bytes = mapped > d.held_bytes ? mapped - d.held_bytes : 0;
+    pool.drops = d;
+    atomic_store_explicit(&pool.drops_state, 2, memory_order_release);
+}
+
+int gt_pool_drops_get(gt_pool_drops *out)
+{
+    if (atomic_load_explicit(&pool.drops_state, memory_order_acquire) != 2) return 0;
+    *out = pool.drops;
+    return 1;
 }
 
 /* ------------------------------------------------------ owner side */
@@ -171,7 +275,8 @@ static void install(struct gt_tls *t, gt_chunk *c)
     atomic_store_explicit(&c->h.state, GT_CHUNK_OPEN, memory_order_release);
     t->chunk = c;
     t->count = 0;
-    t->capacity = pool.capacity;
+    t->capacity = pool.class_capacity[c->h.size_class];
+    t->chunk_class = c->h.size_class;
     /* Release: the collector loads `current` with acquire. */
     atomic_store_explicit(&t->thr->current, c, memory_order_release);
 }
@@ -226,15 +331,23 @@ gt_event *gt_ev_begin_slow(void)
     int saved = errno;
     gt_event *ev = NULL;
     t->guard = 1;
-    if (t->state == GT_TLS_FRESH && !gt_thread_register()) {
-        gt_thread_count_dropped();
-        goto out;
+    if (t->state == GT_TLS_FRESH) {
+        if (!gt_thread_register()) {
+            gt_thread_count_dropped();
+            note_drop(1);
+            goto out;
+        }
+        t->chunk_class = (uint8_t)first_class();
+    } else if (t->chunk && t->count == t->capacity && t->chunk_class < pool.top) {
+        t->chunk_class++; /* it filled its chunk: the next one is twice as large */
     }
     release_current(t);
-    gt_chunk *c = pop_free();
-    if (!c) c = map_chunk();
+    gt_chunk *c = take_chunk(t->chunk_class);
     if (!c) {
         gt_thread_count_dropped();
+        note_drop(atomic_load_explicit(&pool.mapped_bytes, memory_order_relaxed) +
+                      GT_CHUNK_MIN_BYTES <=
+                  pool.cap_bytes);
         goto out;
     }
     install(t, c);

@@ -6,13 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pipeline.h"
 #include "record.h"
 
 typedef struct gt_pool_stats {
-    size_t chunk_bytes;
-    uint32_t chunk_capacity; /* records per chunk */
-    uint32_t max_chunks;     /* the cap, in chunks */
-    uint32_t mapped_chunks;  /* chunks ever mapped: peak memory = this * chunk_bytes */
+    size_t chunk_bytes;      /* the full size */
+    uint32_t chunk_capacity; /* records per full-size chunk */
+    uint32_t max_chunks;     /* the cap, in full-size chunks */
+    uint32_t mapped_chunks;  /* chunks ever mapped, of any size */
+    size_t mapped_bytes;     /* their bytes: the peak memory */
     uint32_t pending_chunks; /* published, not yet taken by the drain */
 } gt_pool_stats;
 
@@ -30,7 +32,11 @@ typedef struct gt_pool_hooks {
 int gt_pool_init(size_t chunk_bytes, size_t cap_bytes, const gt_pool_hooks *hooks);
 void gt_pool_stats_get(gt_pool_stats *s);
 void gt_pool_recycle(gt_chunk *c);
-uint32_t gt_pool_capacity(void);
+uint32_t gt_pool_capacity(void); /* records per full-size chunk */
+
+/* The first record dropped for want of a chunk, as things stood then
+ * (buffer.c: the chunks' sizes, the memory cap). 0 while none was. */
+int gt_pool_drops_get(gt_pool_drops *out);
 
 /* Drain side of the publish list: every chunk published so far, oldest
  * first, and their number. */

@@ -393,6 +393,7 @@ static void report(int final, int sig, int snapshot)
         .final = final,
         .snapshot = snapshot,
     };
+    if (totals.dropped) gt_pool_drops_get(&totals.drops);
     if (params.finished) params.finished(&totals, params.ctx);
 }
 

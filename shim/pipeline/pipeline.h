@@ -53,6 +53,18 @@ const char *gt_gpu_timing_off_reason(void);         /* the registered resolver's
 /* The registered resolver's source; off (detail "") without one. */
 enum gt_gpu_source gt_gpu_timing_source(char *detail, size_t cap);
 
+/* Why records were dropped, as things stood at the first drop: no memory
+ * for a buffer, or the cap (cap_bytes) full, of chunks held by `threads`
+ * threads (held_bytes) and of chunks waiting for the drain thread
+ * (waiting_bytes: published, or held for their GPU times). */
+typedef struct gt_pool_drops {
+    int no_memory;
+    uint32_t threads;
+    size_t held_bytes;
+    size_t waiting_bytes;
+    size_t cap_bytes;
+} gt_pool_drops;
+
 /* Every record is reported (consumed before the cut), dropped before the
  * cut, or late (consumed after it, or dropped after it). */
 typedef struct gt_pipeline_totals {
@@ -62,7 +74,8 @@ typedef struct gt_pipeline_totals {
     /* Reported records whose GPU work was still pending when an end step
      * stopped waiting for it: reported without GPU time. */
     uint64_t gpu_given_up;
-    int signal;   /* the signal that made the report, 0 at a normal exit */
+    gt_pool_drops drops; /* when any were dropped */
+    int signal;          /* the signal that made the report, 0 at a normal exit */
     int final;    /* the last report; 0 for one made before an exec or a snapshot */
     int snapshot; /* a snapshot (params.snapshot_ns): the process goes on */
 } gt_pipeline_totals;

@@ -37,8 +37,9 @@ struct gt_tls {
     uint64_t seq;    /* next record's sequence number */
     uint32_t serial; /* kept when the thread registers again: its records stay one sequence */
     gt_thread *thr;
-    uint8_t state;     /* enum gt_tls_state */
-    uint8_t finishing; /* this thread is finishing the pipeline */
+    uint8_t state;       /* enum gt_tls_state */
+    uint8_t finishing;   /* this thread is finishing the pipeline */
+    uint8_t chunk_class; /* the size of its next chunk (buffer.c) */
 };
 
 extern __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
@@ -68,7 +69,8 @@ struct gt_chunk {
              * head CAS orders it, and a stale reader's value is discarded by
              * the tag check. */
             _Atomic uint32_t free_next;
-            uint32_t index; /* in the pool table */
+            uint32_t index;     /* in the pool table */
+            uint8_t size_class; /* its size (buffer.c), set when it is mapped */
             uint32_t owner; /* registration serial of the owner thread */
             uint32_t limit; /* drain: records to consume */
             uint32_t done;  /* drain: records already consumed */

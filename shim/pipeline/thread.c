@@ -22,6 +22,7 @@ __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
 static _Atomic(gt_thread *) registry; /* push: CAS release; walk: load acquire */
 static _Atomic uint32_t next_serial;  /* relaxed: only uniqueness matters */
+static _Atomic uint32_t live;         /* registered threads alive; relaxed: a sizing hint */
 /* Records lost by threads that have exited or could not register.
  * Relaxed: summed once, after the end. */
 static _Atomic uint64_t orphan_dropped;
@@ -43,6 +44,7 @@ static void thread_exit(void *unused)
     /* Release: the chunk hand-over above is done before another thread can
      * claim the node. */
     atomic_store_explicit(&thr->in_use, 0, memory_order_release);
+    atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
     t->thr = NULL;
     t->state = GT_TLS_FRESH;
     errno = saved;
@@ -87,6 +89,7 @@ gt_thread *gt_thread_register(void)
     t->thr = thr;
     t->tid = thr->tid;
     t->state = GT_TLS_ACTIVE;
+    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
     if (exit_key_ok) pthread_setspecific(exit_key, thr);
     return thr;
 }
@@ -133,6 +136,12 @@ void gt_threads_reset(void)
 {
     gt_threads_for_each(forget, NULL);
     atomic_store_explicit(&orphan_dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&live, 0, memory_order_relaxed);
+}
+
+uint32_t gt_threads_live(void)
+{
+    return atomic_load_explicit(&live, memory_order_relaxed);
 }
 
 void gt_tls_reset(void)

@@ -30,6 +30,7 @@ void gt_thread_count_dropped(void); /* the calling thread lost one record */
 uint64_t gt_threads_dropped(void);  /* live threads' + exited threads' */
 void gt_threads_for_each(void (*fn)(gt_thread *thr, void *ctx), void *ctx);
 void gt_threads_reset(void); /* forget every thread (fork child, tests) */
+uint32_t gt_threads_live(void); /* registered and not exited (a hint: no order) */
 void gt_tls_reset(void);     /* the calling thread starts fresh */
 
 #endif

@@ -176,6 +176,23 @@ void gt_collect_cut(void *ctx)
     after_cut = 1;
 }
 
+/* What the first drop found: which limit the records met. */
+static const char *dropped_why(const gt_pool_drops *d, char *buf, size_t size)
+{
+    if (!d->cap_bytes) return NULL;
+    if (d->no_memory) {
+        snprintf(buf, size, "because no memory could be had for them");
+        return buf;
+    }
+    snprintf(buf, size,
+             "because the event buffers (GPUTRACE_BUFFER_MB=%zu) were full, %" PRIu32
+             " threads holding %.1f MiB of them and %.1f MiB waiting for the drain thread (a "
+             "larger GPUTRACE_BUFFER_MB keeps more)",
+             d->cap_bytes >> 20, d->threads, (double)d->held_bytes / 1048576.0,
+             (double)d->waiting_bytes / 1048576.0);
+    return buf;
+}
+
 void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
 {
     gt_collect_flush_debug();
@@ -184,7 +201,9 @@ void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
         gt_warn("no memory for the report");
         return;
     }
+    char why[192];
     gt_report_counts counts = {.dropped = t->dropped,
+                               .dropped_why = dropped_why(&t->drops, why, sizeof why),
                                .late = t->late,
                                .late_gpu_work = late_gpu_work,
                                .gpu_pending = t->gpu_given_up};
@@ -205,6 +224,6 @@ void gt_collect_finish(const gt_pipeline_totals *t, const gt_process_info *p)
         return;
     }
     gt_report_finish(r, p->end_ns);
-    gt_emit(r, p, &gt_cfg, &trace);
+    gt_emit(r, p, &gt_cfg, &trace, t->final);
     gt_snapshot_summary_remove(p);
 }

@@ -210,6 +210,10 @@ static void warn_lost(const gt_trace_format *f, const gt_timeline_losses *l)
               "NVTX ranges past %u start/end ranges open at once or %u (thread, domain) stacks",
               GT_TIMELINE_MAX_RANGES, GT_TIMELINE_MAX_STACKS);
     add_cause(&c, l->tracks, "pieces of GPU work on streams past the %uth", GT_TIMELINE_MAX_TRACKS);
+    add_cause(&c, l->lanes, "pieces of GPU work overlapping %u others on their stream",
+              GT_PFTRACE_MAX_LANES);
+    add_cause(&c, l->range_lanes, "NVTX start/end ranges overlapping %u others",
+              GT_PFTRACE_MAX_LANES);
     add_cause(&c, l->threads, "%s past the %uth", f->threads_cap, GT_TIMELINE_MAX_THREADS);
     add_cause(&c, l->no_memory, "events for want of memory");
     gt_warn("%s left out %llu events: %s", f->what, (unsigned long long)gt_timeline_losses_total(l),
@@ -277,9 +281,11 @@ static void write_summary(const gt_report *r, const gt_process_info *p)
     free(text);
 }
 
-void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace)
+void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace,
+             int last)
 {
-    if (cfg->verbosity != GT_VERB_NONE) write_summary(r, p);
+    if (cfg->verbosity != GT_VERB_NONE && (!last || gt_command_summary_write(r, p) != 0))
+        write_summary(r, p);
     if (cfg->output[0]) gt_emit_files(r, p, cfg, trace);
     for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++)
         complete_trace(trace, i, p, NULL); /* a trace no file asks for any more */

@@ -44,8 +44,11 @@ void gt_trace_discard(gt_trace *t);
 
 /* Writes the summary to the log and the report files, as the configuration
  * says, completing the trace (which is left empty); a file that cannot be
- * written gives a warning. */
-void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace);
+ * written gives a warning. The process's last report (`last`: not one made
+ * before an exec) gives its summary to the gputrace command when the
+ * command asked for it (command_summary.c). */
+void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace,
+             int last);
 
 /* The report files alone (as gt_emit writes them); with trace NULL the
  * Chrome trace is left as it is (a snapshot: see snapshot_summary.c). */
@@ -62,6 +65,19 @@ void gt_snapshot_summary_init(const char *tmpl);
 int gt_emit_snapshot_summary_asked(void);
 /* A report made at an end step: the command has no summary to print. */
 void gt_snapshot_summary_remove(const gt_process_info *p);
+/* The summary at the log's verbosity into the file at path (replaced
+ * whole, mode 0600), only while path's directory is still the command's
+ * private one (snapshot_summary.c); 0, else -1 with the reason in why. */
+int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p, char *why,
+                          size_t why_size);
+
+/* command_summary.c. At load: the command's GT_CHILD_SUMMARY_VAR (NULL:
+ * none). Whether process `pid` is the one the command named, whose final
+ * summary goes to the command; and writing it there (0, else -1: it goes
+ * to the log). */
+void gt_command_summary_init(const char *value);
+int gt_command_summary_asked(int pid);
+int gt_command_summary_write(const gt_report *r, const gt_process_info *p);
 
 /* At load: the GPUTRACE_OUTPUT template's %q{VAR} replaced by the values
  * the variables have now (the files of every report of the process are

@@ -16,7 +16,9 @@
  * link, and only while it is the user's own and closed to everyone else
  * (safe_file.h), as the command made it; the file goes in under a new
  * random name and is renamed into place. Otherwise nothing is written: no
- * one reads it any more. */
+ * one reads it any more. The final summary the command prints for its
+ * program (command_summary.c) goes into the same directory by the same
+ * rules. */
 #include "config.h"
 #include "emit.h"
 #include "log.h"
@@ -48,13 +50,12 @@ int gt_emit_snapshot_summary_asked(void)
     return summary_name[0] != '\0';
 }
 
-/* The command's directory while it is still what the command made: a
- * descriptor, or -1. */
-static int open_summary_dir(void)
+/* dir while it is still what the command made (its own, closed to
+ * everyone else): a descriptor, or -1 with the reason in *why. */
+static int open_command_dir(const char *dir, const char **why)
 {
-    const char *why;
-    int fd = gt_file_open_private_dir(summary_dir, &why);
-    if (fd < 0) gt_debug("the gputrace command's snapshot directory %s: %s", summary_dir, why);
+    int fd = gt_file_open_private_dir(dir, why);
+    if (fd < 0) gt_debug("the gputrace command's directory %s: %s", dir, *why);
     return fd;
 }
 
@@ -74,27 +75,48 @@ static int write_summary(FILE *out, void *arg)
     return gt_report_write_summary(job->r, job->p, out);
 }
 
+int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p, char *why,
+                          size_t why_size)
+{
+    char dir_path[GT_PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path || !slash[1] || (size_t)(slash - path) >= sizeof dir_path) {
+        snprintf(why, why_size, "%s: not a file in a directory", path);
+        return -1;
+    }
+    memcpy(dir_path, path, (size_t)(slash - path));
+    dir_path[slash - path] = '\0';
+    const char *dir_why = "";
+    int dir = open_command_dir(dir_path, &dir_why);
+    if (dir < 0) {
+        snprintf(why, why_size, "%s: %s", dir_path, dir_why);
+        return -1;
+    }
+    summary_job job = {r, p};
+    int rc = gt_output_write_at(dir, slash + 1, GT_FILE_PRIVATE_MODE, write_summary, &job, why,
+                                why_size);
+    close(dir);
+    return rc;
+}
+
 void gt_emit_snapshot(const gt_report *r, const gt_process_info *p, const gt_config *cfg)
 {
     gt_emit_files(r, p, cfg, NULL);
-    char name[GT_PATH_MAX], why[GT_PATH_MAX + 128];
+    char name[GT_PATH_MAX], path[2 * GT_PATH_MAX + 1], why[GT_PATH_MAX + 128];
     /* Even at verbosity none (then empty): the command finishes the files
      * of a process that left one. */
     if (!summary_name[0] || summary_name_of(p, name) != 0) return;
-    int dir = open_summary_dir();
-    if (dir < 0) return;
-    summary_job job = {r, p};
-    if (gt_output_write_at(dir, name, GT_FILE_PRIVATE_MODE, write_summary, &job, why, sizeof why) !=
-        0)
+    snprintf(path, sizeof path, "%s/%s", summary_dir, name);
+    if (gt_summary_file_write(path, r, p, why, sizeof why) != 0)
         gt_debug("the snapshot's summary for the gputrace command: %s", why);
-    close(dir);
 }
 
 void gt_snapshot_summary_remove(const gt_process_info *p)
 {
     char name[GT_PATH_MAX];
     if (!summary_name[0] || summary_name_of(p, name) != 0) return;
-    int dir = open_summary_dir();
+    const char *why = "";
+    int dir = open_command_dir(summary_dir, &why);
     if (dir < 0) return;
     unlinkat(dir, name, 0);
     close(dir);

@@ -132,6 +132,18 @@ def case_exits():
         check(len(summary_lines(shim[2])) == 1, "%s: one summary at debug: %r" % (mode, shim[2]))
 
 
+def case_command():
+    # The report's command line is whole, however long (30,000 arguments).
+    args = ["exit"] + ["argument-%05d" % i for i in range(30000)]
+    with tempfile.TemporaryDirectory() as d:
+        same_as_bare(args, verbosity="debug", output=os.path.join(d, "r"))
+        reports = reports_in(d)
+        check(len(reports) == 1, "one report: %r" % os.listdir(d))
+        got = reports[0]["process"]["command"]
+        want = " ".join([PROG] + args)
+        check(got == want, "command of %d bytes, expected %d: ...%r" % (len(got), len(want), got[-40:]))
+
+
 WARNINGS = [
     "gputrace: warning: GPUTRACE_VERBOSITY='loud' ignored: expected none, default, verbose, debug or 0-3",
     "gputrace: warning: GPUTRACE_FORMAT='json,xml' ignored: expected a comma list of text, json, csv, chrome, perfetto",

@@ -10,10 +10,11 @@ check_snapshot.py --lib LIB --prog PROG --cli CLI --emu-dir DIR CASE
              text saying the process was still running, and no other file.
   kill_cli   the same under the gputrace command: the command marks the
              snapshot final with signal 9, in the JSON and the text, and
-             prints its summary with that line; status 137; its private
-             directory is gone.
+             prints its summary with that line; it dies of SIGKILL too;
+             its private directory is gone.
+  kill_cli_percent  the same with a TMPDIR whose name has % signs in it.
   segv_cli   a program that dies of SIGSEGV after a snapshot, under the
-             command: status 139, the report final and naming signal 11
+             command: death by SIGSEGV, the report final and naming signal 11
              (made by the library as the process died, so the command
              leaves it), the summary printed once.
   term_cli   a server run until SIGTERM, under the command with snapshots:
@@ -52,9 +53,9 @@ def env_for(args, tmp, **extra):
     return env
 
 
-def start(args, out, mode, cli):
+def start(args, out, mode, cli, tmp_name="tmp"):
     template = os.path.join(out, "rep")
-    tmp = os.path.join(out, "tmp")
+    tmp = os.path.join(out, tmp_name)
     os.makedirs(tmp, exist_ok=True)
     if cli:
         cmd = [args.cli, "--interval", str(INTERVAL), "-o", template, "-f", "json,text",
@@ -86,9 +87,9 @@ def launches(rep):
     return sum(k["calls"] for k in rep["kernels"] if k["name"] == "vec_add")
 
 
-def serve_then_kill(args, out, cli):
+def serve_then_kill(args, out, cli, tmp_name="tmp"):
     """Runs serve, SIGKILLs it after two intervals; returns what is needed."""
-    p, template, tmp = start(args, out, "serve", cli)
+    p, template, tmp = start(args, out, "serve", cli, tmp_name)
     t0 = time.monotonic()
     first = read_line(p, t0 + TIMEOUT)
     pid = int(first.split()[-1]) if first.startswith("serving pid ") else 0
@@ -130,9 +131,9 @@ def case_kill(args, out):
     check(files == ["rep.json", "rep.txt", "tmp"], f"kill: files left {files}")
 
 
-def case_kill_cli(args, out):
-    p, template, tmp, pid, batches, err = serve_then_kill(args, out, cli=True)
-    check(p.returncode == 128 + signal.SIGKILL, f"kill_cli: status {p.returncode}")
+def case_kill_cli(args, out, tmp_name="tmp"):
+    p, template, tmp, pid, batches, err = serve_then_kill(args, out, cli=True, tmp_name=tmp_name)
+    check(p.returncode == -signal.SIGKILL, f"kill_cli: status {p.returncode}")
     rep, text = load(template)
     snap = expect_snapshot_of(rep, pid, batches, "kill_cli")
     check(snap["final"] is True and snap["signal"] == 9, f"kill_cli: snapshot {snap}")
@@ -142,10 +143,14 @@ def case_kill_cli(args, out):
     check(not os.listdir(tmp), f"kill_cli: left in TMPDIR {os.listdir(tmp)}")
 
 
+def case_kill_cli_percent(args, out):
+    case_kill_cli(args, out, tmp_name="tmp%p%%h%q{HOME}%")
+
+
 def case_segv_cli(args, out):
     p, template, tmp = start(args, out, "crash", cli=True)
     _, err = p.communicate(timeout=TIMEOUT)
-    check(p.returncode == 128 + signal.SIGSEGV, f"segv_cli: status {p.returncode}: {err}")
+    check(p.returncode == -signal.SIGSEGV, f"segv_cli: status {p.returncode}: {err}")
     rep, text = load(template)
     pid = rep["process"]["pid"]
     check(rep["snapshot"]["final"] is True and rep["snapshot"]["signal"] == 11,
@@ -172,7 +177,7 @@ def case_term_cli(args, out):
     # Right after a batch: the server sleeps 100 ms before the next.
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=TIMEOUT)
-    check(p.returncode == 128 + signal.SIGTERM, f"term_cli: status {p.returncode}")
+    check(p.returncode == -signal.SIGTERM, f"term_cli: status {p.returncode}")
     rep, text = load(template)
     check(rep["snapshot"]["final"] is True and rep["snapshot"]["signal"] == 15,
           f"term_cli: snapshot {rep['snapshot']}")
@@ -183,7 +188,8 @@ def case_term_cli(args, out):
     check(not os.listdir(tmp), f"term_cli: left in TMPDIR {os.listdir(tmp)}")
 
 
-CASES = {"kill": case_kill, "kill_cli": case_kill_cli, "segv_cli": case_segv_cli,
+CASES = {"kill": case_kill, "kill_cli": case_kill_cli,
+         "kill_cli_percent": case_kill_cli_percent, "segv_cli": case_segv_cli,
          "term_cli": case_term_cli}
 
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""The gputrace command (SPEC §9): options mapped to the variables, the
-preload set up, the program's exit status passed through (128 + N for a
-signal), signals sent to gputrace forwarded, bad usage answered with one
-line and status 2, the library found next to the binary or in ../lib.
+"""The gputrace command (SPEC §9, §12): options mapped to the variables, the
+preload set up, the program's exit status passed through (death by the
+same signal for a signal, with no core dump of the command's own), signals
+sent to gputrace passed on (stops mirrored, the program dying with the
+command), bad usage answered with one line and status 2, the library found
+next to the binary or in ../lib.
 
     cli_test.py GPUTRACE SHOW_ENV LIBRARY CASE [BUILD_DIR]
 """
@@ -108,33 +110,130 @@ def case_mapping():
                                            "GPUTRACE_DURATION", "GPUTRACE_INTERVAL")), v)
 
 
+def raw_status(args, cwd):
+    """Runs gputrace with core dumps allowed, in cwd; its raw wait status."""
+    def cores_allowed():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    p = subprocess.Popen([GPUTRACE] + args, env=clean_env(), cwd=cwd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, preexec_fn=cores_allowed)
+    _, status = os.waitpid(p.pid, 0)
+    p.returncode = 0  # reaped here
+    return status
+
+
 def case_status():
     for code in (0, 1, 42, 255):
         rc, _, err = run([SHOW_ENV, "exit", str(code)])
         check(rc == code and err == "", f"exit {code}: status {rc}, stderr {err!r}")
-    for sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGUSR1, signal.SIGABRT):
+    # Death by the program's signal, as a parent sees it bare.
+    for sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGUSR1, signal.SIGABRT, signal.SIGINT):
         rc, _, _ = run([SHOW_ENV, "raise", str(int(sig))])
-        check(rc == 128 + sig, f"death by {sig.name}: status {rc}")
+        check(rc == -sig, f"death by {sig.name}: status {rc}")
+    # No core dump of the command's own, whatever the limits.
+    with tempfile.TemporaryDirectory() as cwd:
+        status = raw_status([SHOW_ENV, "raise", str(int(signal.SIGSEGV))], cwd)
+        check(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV and
+              not os.WCOREDUMP(status), f"SIGSEGV: wait status {status:#x}")
     # A program found through PATH; a shell script.
     rc, out, _ = run(["sh", "-c", "echo hi; exit 3"])
     check(rc == 3 and out == "hi\n", f"sh: {rc} {out!r}")
 
 
+def state(pid):
+    """The process's state letter (R, S, T, Z...); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
+def wait_state(pid, wanted, what):
+    """Waits until the process's state is among `wanted` (None: gone)."""
+    deadline = time.monotonic() + TIMEOUT
+    while state(pid) not in wanted and time.monotonic() < deadline:
+        time.sleep(0.01)
+    check(state(pid) in wanted, f"{what}: state {state(pid)!r}, expected one of {wanted}")
+
+
+GONE = (None, "Z", "X")
+
+
+def start_waiting(mode="wait"):
+    """gputrace show_env MODE; returns it and the program's pid."""
+    p = subprocess.Popen([GPUTRACE, SHOW_ENV, mode], env=clean_env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=no_core)
+    line = p.stdout.readline().split()
+    check(len(line) == 2 and line[0] == b"ready", f"the program did not start: {line}")
+    return p, int(line[1])
+
+
+def ended(p, what):
+    try:
+        rc = p.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, f"{what}: gputrace did not end")
+    p.stdout.close()
+    p.stderr.close()
+    return rc
+
+
 def case_signals():
-    """A signal sent to gputrace reaches the program, which dies of it."""
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
-        p = subprocess.Popen([GPUTRACE, SHOW_ENV, "wait"], env=clean_env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=no_core)
-        check(p.stdout.readline() == b"ready\n", "the program did not start")
+    """A signal sent to gputrace reaches the program, which dies of it, and
+    gputrace with it."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPIPE):
+        p, pid = start_waiting()
         p.send_signal(sig)
-        try:
-            rc = p.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            check(False, f"{sig.name} was not forwarded")
-        check(rc == 128 + sig, f"{sig.name}: status {rc}")
-        p.stdout.close()
-        p.stderr.close()
+        rc = ended(p, sig.name)
+        check(rc == -sig, f"{sig.name}: status {rc}")
+        wait_state(pid, GONE, f"{sig.name}: the program")
+
+    # A hard kill of gputrace takes the program with it.
+    p, pid = start_waiting()
+    p.kill()
+    ended(p, "SIGKILL")
+    wait_state(pid, GONE, "SIGKILL of gputrace: the program")
+
+    # A stop stops the program, then gputrace; SIGCONT goes on.
+    p, pid = start_waiting()
+    p.send_signal(signal.SIGTSTP)
+    wait_state(pid, ("T",), "SIGTSTP: the program")
+    wait_state(p.pid, ("T",), "SIGTSTP: gputrace")
+    p.send_signal(signal.SIGCONT)
+    wait_state(pid, ("S", "R"), "SIGCONT: the program")
+    wait_state(p.pid, ("S", "R"), "SIGCONT: gputrace")
+    p.send_signal(signal.SIGTERM)
+    check(ended(p, "SIGTERM after SIGCONT") == -signal.SIGTERM, "SIGTERM after the stop")
+
+    # A program driven by signals works as bare: a checkpoint per SIGUSR1.
+    p, pid = start_waiting("checkpoint")
+    for n in (1, 2):
+        p.send_signal(signal.SIGUSR1)
+        line = p.stdout.readline()
+        check(line == f"checkpoint {n}\n".encode(), f"SIGUSR1 {n}: {line!r}")
+    p.send_signal(signal.SIGTERM)
+    check(ended(p, "checkpoint") == -signal.SIGTERM, "checkpoint: SIGTERM")
+
+
+def case_shell_loop():
+    """Ctrl-C in a shell loop of gputrace runs stops the loop, as it does
+    bare: the terminal's SIGINT reaches the whole foreground group."""
+    script = f"for i in 1 2 3; do {GPUTRACE} {SHOW_ENV} wait; echo next; done; echo after"
+    p = subprocess.Popen(["bash", "-c", script], env=clean_env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, preexec_fn=no_core)
+    line = p.stdout.readline().split()
+    check(len(line) == 2 and line[0] == b"ready", f"the program did not start: {line}")
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        out, _ = p.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        check(False, "the loop went on after Ctrl-C")
+    check(p.returncode == -signal.SIGINT and out == b"",
+          f"the shell: status {p.returncode}, output {out!r}")
 
 
 def one_line_error(args, what, env=None):
@@ -211,7 +310,8 @@ def case_install():
 
 
 CASES = {"mapping": case_mapping, "status": case_status, "signals": case_signals,
-         "usage": case_usage, "layout": case_layout, "install": case_install}
+         "shell_loop": case_shell_loop, "usage": case_usage, "layout": case_layout,
+         "install": case_install}
 
 if __name__ == "__main__":
     started = time.monotonic()

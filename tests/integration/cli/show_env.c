@@ -2,8 +2,10 @@
  *   show_env print         prints the variables gputrace sets, one per line
  *   show_env exit N        exits with status N
  *   show_env raise SIG     dies of signal number SIG
- *   show_env wait          prints "ready", then waits for a signal (SIGINT,
- *                          SIGTERM, SIGHUP, SIGQUIT keep their default action)
+ *   show_env wait          prints "ready PID", then waits for a signal (every
+ *                          signal keeps its default action)
+ *   show_env checkpoint    prints "ready PID", then "checkpoint N" for the Nth
+ *                          SIGUSR1 it gets, until another signal ends it
  * It makes no CUDA call: the preloaded shim stays silent. */
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +18,14 @@ static const char *const shown[] = {
     "GPUTRACE_OUTPUT",  "GPUTRACE_FORMAT",       "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",
     "GPUTRACE_CAPTURE", "GPUTRACE_DELAY",        "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",
 };
+
+static volatile sig_atomic_t checkpoints;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    checkpoints++;
+}
 
 int main(int argc, char **argv)
 {
@@ -32,12 +42,27 @@ int main(int argc, char **argv)
         raise(atoi(argv[2]));
         return 99;
     }
-    if (argc >= 2 && strcmp(argv[1], "wait") == 0) {
-        puts("ready");
+    if (argc >= 2 && (strcmp(argv[1], "wait") == 0 || strcmp(argv[1], "checkpoint") == 0)) {
+        /* SIGUSR1 is taken only while waiting: none is missed between the
+         * look at the count and the wait. */
+        sigset_t usr1, waiting;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        if (strcmp(argv[1], "checkpoint") == 0) {
+            signal(SIGUSR1, on_usr1);
+            sigprocmask(SIG_BLOCK, &usr1, &waiting);
+        } else {
+            sigprocmask(SIG_BLOCK, NULL, &waiting);
+        }
+        printf("ready %d\n", (int)getpid());
         fflush(stdout);
-        for (;;)
-            pause();
+        for (int told = 0;;) {
+            sigsuspend(&waiting);
+            for (; told < checkpoints; told++)
+                printf("checkpoint %d\n", told + 1);
+            fflush(stdout);
+        }
     }
-    fprintf(stderr, "usage: show_env print | exit N | raise SIG | wait\n");
+    fprintf(stderr, "usage: show_env print | exit N | raise SIG | wait | checkpoint\n");
     return 100;
 }

@@ -15,6 +15,7 @@ check_expect.py --lib LIB [--same] [--categories LIST] -- program [args...]
            "programs" and the summary's title ("4 programs, 4 compiles, 4
            verifies, 2 links")
   api      calls per name (0: no row), and failed calls by status name
+  kernel   rows by name: calls, exactly, when the program expected any
   --same   the program's exit code, stdout and stderr are also the same as
            without the shim (its output goes to GPUTRACE_LOG)
   --categories LIST   GPUTRACE_CATEGORIES; the tables of disabled
@@ -126,6 +127,13 @@ def check_api(c, report, want, want_errors, on):
     c.expect(errors == expected, f"api errors {errors}, expected {expected}")
 
 
+def check_kernels(c, report, want, on):
+    if not want or not on("kernel"):
+        return
+    got = {r["name"]: r["calls"] for r in report["kernels"]}
+    c.expect(got == want, f"kernels {got}, expected {want}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -165,6 +173,7 @@ def main():
     check_modules(c, report, want["module"], on)
     check_compiles(c, report, want["compile"], on, want["programs_expected"], text)
     check_api(c, report, want["api"], want["api_errors"], on)
+    check_kernels(c, report, want["kernels"], on)
     for e in c.errors:
         print("FAIL:", e)
     if c.errors:

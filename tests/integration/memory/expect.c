@@ -6,7 +6,8 @@
  *    "module":  [{"api", "kind", "calls", "bytes"}],
  *    "compile": [{"api", "name", "ok", "calls", "bytes", "wall_ns", "programs"}],
  *    "programs_expected": whether expect_compile_program was called,
- *    "api": {"name": calls}, "api_errors": [{"api", "error", "calls"}]} */
+ *    "api": {"name": calls}, "api_errors": [{"api", "error", "calls"}],
+ *    "kernels": {"name": calls}} */
 #include "expect.h"
 
 #include <pthread.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROWS 64
+#define MAX_ROWS 256
 #define NAME_MAX_LEN 128
 
 typedef struct mem_row {
@@ -30,8 +31,9 @@ typedef struct named_row {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_row mem[MAX_ROWS];
-static named_row modules[MAX_ROWS], compiles[MAX_ROWS], apis[MAX_ROWS], errors[MAX_ROWS];
-static int n_mem, n_modules, n_compiles, n_apis, n_errors;
+static named_row modules[MAX_ROWS], compiles[MAX_ROWS], apis[MAX_ROWS], errors[MAX_ROWS],
+    kernels[MAX_ROWS];
+static int n_mem, n_modules, n_compiles, n_apis, n_errors, n_kernels;
 static bool programs_expected;
 
 static void overflow(void)
@@ -128,6 +130,13 @@ void expect_compile_program(const char *api, const char *name, bool ok)
     pthread_mutex_unlock(&lock);
 }
 
+void expect_kernel(const char *name)
+{
+    pthread_mutex_lock(&lock);
+    named(kernels, &n_kernels, name, "", true)->calls++;
+    pthread_mutex_unlock(&lock);
+}
+
 void expect_api(const char *name, unsigned long long calls)
 {
     pthread_mutex_lock(&lock);
@@ -178,7 +187,10 @@ int expect_write(void)
     for (int i = 0; i < n_errors; i++)
         fprintf(f, "%s{\"api\": \"%s\", \"error\": \"%s\", \"calls\": %llu}", i ? ", " : "",
                 errors[i].a, errors[i].b, errors[i].calls);
-    fprintf(f, "]}\n");
+    fprintf(f, "],\n \"kernels\": {");
+    for (int i = 0; i < n_kernels; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", kernels[i].a, kernels[i].calls);
+    fprintf(f, "}}\n");
     pthread_mutex_unlock(&lock);
     return fclose(f) == 0 ? 0 : -1;
 }

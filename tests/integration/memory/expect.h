@@ -36,6 +36,10 @@ void expect_compile(const char *api, const char *name, bool ok, unsigned long lo
  * summary's compile title checked. */
 void expect_compile_program(const char *api, const char *name, bool ok);
 
+/* A launch of the kernel named `name` (its row's name, as given to the
+ * driver: a C name, not mangled). */
+void expect_kernel(const char *name);
+
 /* The api table has `calls` calls of `name` (0: no row at all). */
 void expect_api(const char *name, unsigned long long calls);
 /* A call that failed with `error` (its status's name). */

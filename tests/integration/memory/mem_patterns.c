@@ -15,6 +15,11 @@
  *   leak_unknown   a 5 MiB cuMemAlloc never freed; memory the driver
  *                  allocated behind the tracer's back, freed with cuMemFree:
  *                  a free of an unknown address
+ *   reused_contexts  a context made, allocated in, freed and destroyed on
+ *                  each of 4 devices in turn, 200 times, with a kernel of
+ *                  its own loaded and launched: the driver hands back the
+ *                  destroyed context's address (and its function's), so
+ *                  one handle names a context (a kernel) of each round
  *
  * Usage: mem_patterns [all|PATTERN] (writes GT_EXPECT when set; exit codes
  * as tests/apps/common/app_util.h) */
@@ -35,6 +40,8 @@
 #define ASYNC_ALLOCS 10
 #define POOL_ALLOCS 2
 #define MIB (1024ull * 1024)
+#define REUSE_DEVICES 4
+#define REUSE_ROUNDS 200
 
 static CUdevice dev;
 static CUcontext ctx;
@@ -219,6 +226,45 @@ static void leak_and_unknown(void)
     app_check(cuMemFree(unseen), "cuMemFree");
 }
 
+/* A module of one kernel named after the round, loaded in the current
+ * context and launched once. */
+static void launch_round_kernel(int round)
+{
+    char name[32];
+    size_t ptx_bytes;
+    snprintf(name, sizeof name, "round%d", round);
+    CUfunction f = empty_kernel(name, &ptx_bytes);
+    expect_module("cuModuleLoadData", "ptx", ptx_bytes);
+    app_check(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
+    expect_kernel(name);
+    app_check(cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+static void reused_contexts(void)
+{
+    int count = 0;
+    app_check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (count < REUSE_DEVICES) app_wrong("fewer than 4 devices (GPUTRACE_EMU_DEVICES)");
+    CUcontext first = NULL;
+    for (int round = 0; round < REUSE_ROUNDS; round++) {
+        int d = round % REUSE_DEVICES;
+        size_t size = MIB * (size_t)(d + 1);
+        CUdevice device;
+        CUcontext c;
+        CUdeviceptr p;
+        app_check(cuDeviceGet(&device, d), "cuDeviceGet");
+        app_check(cuCtxCreate(&c, NULL, 0, device), "cuCtxCreate");
+        if (!first) first = c;
+        if (c != first) app_wrong("the driver did not reuse the destroyed context's address");
+        app_check(cuMemAlloc(&p, size), "cuMemAlloc");
+        expect_alloc(d, size);
+        expect_free(d, size);
+        app_check(cuMemFree(p), "cuMemFree");
+        launch_round_kernel(round);
+        app_check(cuCtxDestroy(c), "cuCtxDestroy");
+    }
+}
+
 static const struct pattern {
     const char *name;
     void (*run)(void);
@@ -230,12 +276,14 @@ static const struct pattern {
     {"vmm_retained", vmm_retained},
     {"pinned", pinned},
     {"leak_unknown", leak_and_unknown},
+    {"reused_contexts", reused_contexts},
 };
 
 int main(int argc, char **argv)
 {
     app_program = "mem_patterns";
     const char *which = argc > 1 ? argv[1] : "all";
+    setenv("GPUTRACE_EMU_DEVICES", "4", 1); /* for reused_contexts; read at cuInit */
     app_check(cuInit(0), "cuInit");
     app_check(cuDeviceGet(&dev, 0), "cuDeviceGet");
     app_check(cuCtxCreate(&ctx, NULL, 0, dev), "cuCtxCreate");
@@ -247,7 +295,7 @@ int main(int argc, char **argv)
     }
     if (!ran) {
         fprintf(stderr, "usage: mem_patterns [all|threads|async|pitch_managed|vmm_mapped|"
-                        "vmm_retained|pinned|leak_unknown]\n");
+                        "vmm_retained|pinned|leak_unknown|reused_contexts]\n");
         return APP_EXIT_USAGE;
     }
     if (expect_write() != 0) app_wrong("cannot write GT_EXPECT");

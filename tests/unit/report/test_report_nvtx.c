@@ -197,6 +197,72 @@ static void test_start_end_across_threads(void **unused)
     assert_int_equal(load->gpu_span_total, 4100 - 2000);
 }
 
+/* The end, made on another thread, reaches the report after the starting
+ * thread's work issued past it: that work is not the range's. */
+static void test_end_after_later_work(void **unused)
+{
+    (void)unused;
+    start(1, 1000, "x", 7);
+    kernel(1, 1100, 2000, 2500);
+    kernel(1, 3100, 5000, 5800); /* issued after the end at 3000 */
+    start(1, 3200, "y", 8);
+    kernel(1, 3300, 6000, 6100);
+    end(2, 3000, 7);
+    end(2, 3400, 8);
+    kernel(1, 3500, 7000, 7100); /* after both ends: settles them */
+    const gt_row *x = range(0, "x");
+    const gt_row *y = range(0, "y");
+    assert_int_equal(x->calls, 1);
+    assert_int_equal(x->gpu_ns_total, 500);
+    assert_int_equal(x->gpu_span_total, 500);
+    assert_int_equal(y->gpu_ns_total, 100);
+    assert_int_equal(y->gpu_span_total, 100);
+    assert_int_equal(r->nvtx.logged, 0);
+}
+
+/* A thread that starts a range, launches inside it, has another thread end
+ * it, and launches again outside, many times; the other thread's records
+ * reach the report in one batch at the end (its buffer filled late). Each
+ * range has exactly the one kernel issued inside it. */
+static void test_many_ends_drained_late(void **unused)
+{
+    (void)unused;
+    enum { N = 1000 };
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t t = 100000 * i;
+        start(1, t, "x", i + 1);
+        kernel(1, t + 10, t + 1000, t + 2000);
+        kernel(1, t + 50, t + 3000, t + 4000); /* after the end at t + 30 */
+    }
+    for (uint64_t i = 0; i < N; i++)
+        end(2, 100000 * i + 30, i + 1);
+    gt_report_finish(r, 100000 * N);
+    const gt_row *x = range(0, "x");
+    assert_int_equal(x->calls, N);
+    assert_int_equal(x->gpu_ns_total, 1000 * N);
+    assert_int_equal(x->gpu_span_total, 1000 * N);
+    assert_int_equal(r->nvtx.counts.open_at_exit, 0);
+}
+
+/* A range open for longer than the log holds: the work that leaves the log
+ * is the range's, counted once. */
+static void test_long_range_past_the_log(void **unused)
+{
+    (void)unused;
+    uint64_t n = 3 * GT_NVTX_LOG_THREAD_MAX + 5;
+    start(1, 1, "long", 1);
+    for (uint64_t i = 0; i < n; i++)
+        kernel(1, 10 + 10 * i, 100 * i, 100 * i + 7);
+    kernel(2, 5, 1, 2); /* another thread's: never inside */
+    end(2, 10 + 10 * n, 1);
+    kernel(1, 20 + 10 * n, 100 * n, 100 * n + 7); /* past the end */
+    const gt_row *row = range(0, "long");
+    assert_int_equal(row->calls, 1);
+    assert_int_equal(row->gpu_ns_total, 7 * n);
+    assert_int_equal(row->gpu_span_total, 100 * (n - 1) + 7);
+    assert_true(r->nvtx.logged <= GT_NVTX_LOG_THREAD_MAX);
+}
+
 /* Another thread names the starting thread after the end: the name says
  * nothing of the named thread's progress, its earlier kernel still counts. */
 static void test_thread_name_does_not_settle(void **unused)
@@ -453,6 +519,9 @@ int main(void)
         T(test_unbalanced_pop),
         T(test_open_at_exit),
         T(test_start_end_across_threads),
+        T(test_end_after_later_work),
+        T(test_many_ends_drained_late),
+        T(test_long_range_past_the_log),
         T(test_thread_name_does_not_settle),
         T(test_end_before_start),
         T(test_start_end_on_one_thread),

@@ -325,7 +325,8 @@ static void test_lanes(void **unused)
     }
     gt_timeline_losses l;
     l = *gt_trace_losses(t.pf);
-    assert_int_equal(l.tracks, 1);
+    assert_int_equal(l.lanes, 1);
+    assert_int_equal(l.tracks, 0);
     tally y = {.lane_name = "GPU 0 stream 0x5000"};
     trace_close(&t, &y);
     assert_int_equal(y.lanes, 2);

@@ -169,6 +169,55 @@ static void test_cap_drops_exactly_many_threads(void **state)
         check_assert_thread_in_order(i);
 }
 
+/* Many threads that each record a little and then hold their chunk (a
+ * thread pool between tasks): past half as many threads as full chunks fit
+ * in the cap, new threads start with small chunks, so that 40 threads fit
+ * in the memory of 16 full chunks; a thread that then records much grows
+ * its chunks back to the full size. */
+#define POOL_THREADS 40
+static pthread_barrier_t pool_all_recorded, pool_checked;
+static uint64_t pool_stored[POOL_THREADS];
+
+static void *pool_member(void *arg)
+{
+    uint64_t *stored = arg;
+    *stored = check_record_n(1, 0);
+    pthread_barrier_wait(&pool_all_recorded);
+    pthread_barrier_wait(&pool_checked);
+    *stored += check_record_n(2000, 1);
+    return NULL;
+}
+
+static void test_thread_pool_fits(void **state)
+{
+    (void)state;
+    check_reset();
+    gt_pipeline_params p = params_with(1, 16);
+    p.chunk_bytes = 65536;
+    p.cap_bytes = 16 * 65536;
+    assert_int_equal(gt_pipeline_start(&p), 0);
+    pthread_t t[POOL_THREADS];
+    pthread_barrier_init(&pool_all_recorded, NULL, POOL_THREADS + 1);
+    pthread_barrier_init(&pool_checked, NULL, POOL_THREADS + 1);
+    for (int i = 0; i < POOL_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, pool_member, &pool_stored[i]), 0);
+    pthread_barrier_wait(&pool_all_recorded); /* every thread holds a chunk now */
+    gt_pool_stats s;
+    gt_pool_stats_get(&s);
+    assert_true(s.mapped_bytes <= 16 * 65536);
+    pthread_barrier_wait(&pool_checked);
+    for (int i = 0; i < POOL_THREADS; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&pool_all_recorded);
+    pthread_barrier_destroy(&pool_checked);
+    finish();
+    const gt_pipeline_totals *tot = check_totals();
+    assert_int_equal(tot->dropped, 0);
+    assert_int_equal(tot->records, POOL_THREADS * 2001);
+    for (int i = 0; i < POOL_THREADS; i++)
+        assert_int_equal(pool_stored[i], 2001);
+}
+
 /* Threads that exit before the end: their partial chunks are published by
  * the TLS destructor. */
 static void threads_exit_early(int drain_thread)
@@ -396,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_snapshots_lose_nothing),
         cmocka_unit_test(test_cap_drops_exactly),
         cmocka_unit_test(test_cap_drops_exactly_many_threads),
+        cmocka_unit_test(test_thread_pool_fits),
         cmocka_unit_test(test_exited_threads_lose_nothing),
         cmocka_unit_test(test_exited_threads_lose_nothing_without_drain),
         cmocka_unit_test(test_records_after_tls_destructor_kept),

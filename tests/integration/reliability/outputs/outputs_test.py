@@ -19,6 +19,11 @@ sigpipe          GPUTRACE_LOG=stdout with the reader gone: the exit status is
                  the bare program's (killed by SIGPIPE at its own flush, or 0
                  when it has nothing left to write); the program's output is
                  whole
+summary_last     stdout and stderr one pipe: the summary comes after the
+                 output the program held in its buffer until exit, under the
+                 library alone and under the command, and a reader that
+                 stops after 10 bytes (`| head -c 10`) leaves the exit status
+                 as bare, each of 10 times
 killed           SIGKILL while the Chrome trace is being written: nothing
                  left in the output directory
 relative_output  a relative GPUTRACE_OUTPUT (or gputrace -o) and chdir: the
@@ -248,6 +253,34 @@ def case_sigpipe():
         program = [l for l in outs[1] if l.startswith(("first ", "line "))]
         check(len(summary_lines("\n".join(outs[1]))) == 1, "the summary on stdout: %r" % outs[1])
         check(program == outs[0], "the program's lines, whole and in order: %r" % outs[1])
+
+
+def summary_last_command(how):
+    """outputs_prog work 5 under the library alone or the command."""
+    args = [PROG, "work", "5"]
+    return ([CLI] + args, env_for(False)) if how == "command" else (args, env_for(True))
+
+
+def case_summary_last():
+    bare = subprocess.run([PROG, "work", "5"], env=env_for(False), capture_output=True,
+                          timeout=TIMEOUT)
+    check(bare.returncode == 0 and bare.stdout.startswith(b"work "), "bare: %r" % (bare,))
+    for how in ("preload", "command"):
+        cmd, env = summary_last_command(how)
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=TIMEOUT)
+        lines = p.stdout.decode(errors="replace").splitlines()
+        program = [i for i, l in enumerate(lines) if l.startswith("work ")]
+        summary = [i for i, l in enumerate(lines) if l in summary_lines(l)]
+        check(p.returncode == 0 and program and summary and program[-1] < summary[0],
+              "%s: status %d, the program's line then the summary: %r" % (how, p.returncode, lines))
+        for _ in range(10):
+            p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            first = p.stdout.read(10)
+            p.stdout.close()
+            status = p.wait(timeout=TIMEOUT)
+            check(status == 0 and first == bare.stdout[:10],
+                  "%s, the reader gone after 10 bytes: status %d, it read %r" % (how, status, first))
 
 
 def holds_file_in(pid, d):
