@@ -31,23 +31,21 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Set at load; "" when the command asked for no summary. */
-static char summary_dir[GT_PATH_MAX];  /* the command's directory */
-static char summary_name[GT_PATH_MAX]; /* the file's name template in it */
+/* Set at load: the path template (a % in the command's directory comes
+ * escaped); "" when the command asked for no summary. */
+static char summary_template[GT_PATH_MAX];
 
 void gt_snapshot_summary_init(const char *tmpl)
 {
-    summary_dir[0] = summary_name[0] = '\0';
+    summary_template[0] = '\0';
     const char *slash = tmpl ? strrchr(tmpl, '/') : NULL;
-    if (!slash || slash == tmpl || !slash[1] || strlen(tmpl) >= sizeof summary_dir) return;
-    memcpy(summary_dir, tmpl, (size_t)(slash - tmpl));
-    summary_dir[slash - tmpl] = '\0';
-    strcpy(summary_name, slash + 1);
+    if (!slash || slash == tmpl || !slash[1] || strlen(tmpl) >= sizeof summary_template) return;
+    strcpy(summary_template, tmpl);
 }
 
 int gt_emit_snapshot_summary_asked(void)
 {
-    return summary_name[0] != '\0';
+    return summary_template[0] != '\0';
 }
 
 /* dir while it is still what the command made (its own, closed to
@@ -59,9 +57,21 @@ static int open_command_dir(const char *dir, const char **why)
     return fd;
 }
 
-static int summary_name_of(const gt_process_info *p, char name[GT_PATH_MAX])
+static int summary_path_of(const gt_process_info *p, char path[GT_PATH_MAX])
 {
-    return gt_output_expand(summary_name, p->pid, p->hostname, NULL, name, GT_PATH_MAX);
+    return gt_output_expand(summary_template, p->pid, p->hostname, NULL, path, GT_PATH_MAX);
+}
+
+/* path's directory into dir_path and its file name; -1 when path is not
+ * a file in a directory. */
+static int split_path(const char *path, char dir_path[GT_PATH_MAX], const char **name)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path || !slash[1] || (size_t)(slash - path) >= GT_PATH_MAX) return -1;
+    memcpy(dir_path, path, (size_t)(slash - path));
+    dir_path[slash - path] = '\0';
+    *name = slash + 1;
+    return 0;
 }
 
 typedef struct summary_job {
@@ -79,13 +89,11 @@ int gt_summary_file_write(const char *path, const gt_report *r, const gt_process
                           size_t why_size)
 {
     char dir_path[GT_PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash || slash == path || !slash[1] || (size_t)(slash - path) >= sizeof dir_path) {
+    const char *name;
+    if (split_path(path, dir_path, &name) != 0) {
         snprintf(why, why_size, "%s: not a file in a directory", path);
         return -1;
     }
-    memcpy(dir_path, path, (size_t)(slash - path));
-    dir_path[slash - path] = '\0';
     const char *dir_why = "";
     int dir = open_command_dir(dir_path, &dir_why);
     if (dir < 0) {
@@ -93,7 +101,7 @@ int gt_summary_file_write(const char *path, const gt_report *r, const gt_process
         return -1;
     }
     summary_job job = {r, p};
-    int rc = gt_output_write_at(dir, slash + 1, GT_FILE_PRIVATE_MODE, write_summary, &job, why,
+    int rc = gt_output_write_at(dir, name, GT_FILE_PRIVATE_MODE, write_summary, &job, why,
                                 why_size);
     close(dir);
     return rc;
@@ -102,21 +110,22 @@ int gt_summary_file_write(const char *path, const gt_report *r, const gt_process
 void gt_emit_snapshot(const gt_report *r, const gt_process_info *p, const gt_config *cfg)
 {
     gt_emit_files(r, p, cfg, NULL);
-    char name[GT_PATH_MAX], path[2 * GT_PATH_MAX + 1], why[GT_PATH_MAX + 128];
+    char path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
     /* Even at verbosity none (then empty): the command finishes the files
      * of a process that left one. */
-    if (!summary_name[0] || summary_name_of(p, name) != 0) return;
-    snprintf(path, sizeof path, "%s/%s", summary_dir, name);
+    if (!summary_template[0] || summary_path_of(p, path) != 0) return;
     if (gt_summary_file_write(path, r, p, why, sizeof why) != 0)
         gt_debug("the snapshot's summary for the gputrace command: %s", why);
 }
 
 void gt_snapshot_summary_remove(const gt_process_info *p)
 {
-    char name[GT_PATH_MAX];
-    if (!summary_name[0] || summary_name_of(p, name) != 0) return;
-    const char *why = "";
-    int dir = open_command_dir(summary_dir, &why);
+    char path[GT_PATH_MAX], dir_path[GT_PATH_MAX];
+    const char *name, *why = "";
+    if (!summary_template[0] || summary_path_of(p, path) != 0 ||
+        split_path(path, dir_path, &name) != 0)
+        return;
+    int dir = open_command_dir(dir_path, &why);
     if (dir < 0) return;
     unlinkat(dir, name, 0);
     close(dir);
