@@ -6,7 +6,7 @@ plus GPUTRACE_EMU_EVENT_LATENCY_NS, a CUPTI record the work alone).
 
 check_gpu_timing.py --cli CLI --lib LIB --apps DIR --own-cupti PROG --emu-dir DIR CASE
 
-  exact        auto, 4 threads x 2500 launches of a 1 us kernel on one stream:
+  exact        auto, 4 threads x 25,000 launches of a 1 us kernel on one stream:
                source cupti, every launch exactly 1 us (event pairs would
                also time the other threads' kernels)
   events       --gpu-timing events, 1 thread: source events (asked for),
@@ -103,15 +103,17 @@ def launcher(args, threads, launches, shared):
 
 
 def case_exact(args):
-    p, reps = traced(args, launcher(args, 4, 2500, 1))
+    threads, launches = 4, 25000
+    p, reps = traced(args, launcher(args, threads, launches, 1))
     rep = one(p, reps, "exact")
     expect_source(rep, "cupti", "exact", "libcupti.so.13")
     k = kernel(rep, "empty_kernel()")
     g = k["gpu_ns"]
-    check(k["calls"] == 10000 and k.get("timed") == 10000, f"exact: {k['calls']} calls, {k.get('timed')} timed")
+    n = threads * launches
+    check(k["calls"] == n and k.get("timed") == n, f"exact: {k['calls']} calls, {k.get('timed')} timed")
     check(g.get("min") == KERNEL_NS and g.get("max") == KERNEL_NS,
           f"exact: GPU times {g.get('min')}..{g.get('max')} ns, want {KERNEL_NS} each")
-    check(g.get("total") == 10000 * KERNEL_NS, f"exact: total {g.get('total')}")
+    check(g.get("total") == n * KERNEL_NS, f"exact: total {g.get('total')}")
 
 
 def case_events(args):
