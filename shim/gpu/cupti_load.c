@@ -58,7 +58,7 @@ __attribute__((format(printf, 2, 3))) static void note(search *s, const char *fm
 /* ------------------------------------------------------------ what is mapped */
 
 typedef struct mapped {
-    const char *base; /* the file name searched for: "libcudart.so." */
+    const char *base; /* the file name searched for: "libcudart.so" */
     char path[GT_PATH_MAX];
     int major; /* from the file name, 0 when it has none */
 } mapped;
@@ -70,13 +70,16 @@ static int major_of(const char *name)
     return major > 0 ? major : 0;
 }
 
+/* base ("libcuda.so") with a version after it, or as it is: a program that
+ * opened the unversioned name has it mapped under that name. */
 static int find_mapped(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     mapped *m = arg;
     const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     const char *file = slash ? slash + 1 : info->dlpi_name;
-    if (!file || strncmp(file, m->base, strlen(m->base)) != 0) return 0;
+    size_t n = strlen(m->base);
+    if (!file || strncmp(file, m->base, n) != 0 || (file[n] != '.' && file[n] != '\0')) return 0;
     snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
     m->major = major_of(file);
     return 1;
@@ -131,8 +134,14 @@ static int try_path(search *s, const char *path, char *found, size_t cap)
     TAKE(next_record, "cuptiActivityGetNextRecord");
     TAKE(dropped_records, "cuptiActivityGetNumDroppedRecords");
     uint32_t api = 0;
-    if (missing || gt_cupti.get_version(&api) != CUPTI_SUCCESS) {
-        note(s, "%s: %s; ", path, missing ? "an entry point is missing" : "no version");
+    CUptiResult version = missing ? CUPTI_SUCCESS : gt_cupti.get_version(&api);
+    if (missing || version != CUPTI_SUCCESS) {
+        /* A CUPTI newer than the driver refuses here. */
+        if (missing)
+            note(s, "%s: %s is missing; ", path, missing);
+        else
+            note(s, "%s: cuptiGetVersion: %s (%d); ", path, gt_cupti_result_name(version),
+                 (int)version);
         dlclose(handle);
         return -1;
     }
@@ -209,7 +218,7 @@ int gt_cupti_load(const gt_cupti_where *where, char *found, size_t found_cap, ch
     search s = {.why = why, .why_cap = why_cap};
     why[0] = '\0';
     mapped rt, cupti;
-    s.major = is_mapped(&rt, "libcudart.so.") && rt.major ? rt.major : driver_major();
+    s.major = is_mapped(&rt, "libcudart.so") && rt.major ? rt.major : driver_major();
     if (s.major < MAJOR_MIN || s.major > MAJOR_MAX) {
         snprintf(why, why_cap, "the process's CUDA is %d: this build reads CUPTI %d to %d", s.major,
                  MAJOR_MIN, MAJOR_MAX);
@@ -229,8 +238,8 @@ int gt_cupti_load(const gt_cupti_where *where, char *found, size_t found_cap, ch
     }
     char file[32];
     snprintf(file, sizeof file, "libcupti.so.%d", s.major);
-    if (try_beside(&s, "libcudart.so.", file, found, found_cap) == 0 ||
-        try_beside(&s, "libcuda.so.", file, found, found_cap) == 0 ||
+    if (try_beside(&s, "libcudart.so", file, found, found_cap) == 0 ||
+        try_beside(&s, "libcuda.so", file, found, found_cap) == 0 ||
         try_toolkit(&s, where->cuda_home, file, found, found_cap) == 0 ||
         try_toolkit(&s, where->cuda_path, file, found, found_cap) == 0 ||
         try_toolkit(&s, "/usr/local/cuda", file, found, found_cap) == 0 ||
@@ -244,10 +253,25 @@ int gt_cupti_load(const gt_cupti_where *where, char *found, size_t found_cap, ch
     return -1;
 }
 
+/* CUPTI names its results itself, but not before it has started: the
+ * results a start can meet are named here too. */
+#define NAMED(r)                                                                                   \
+    case r:                                                                                        \
+        return #r
 const char *gt_cupti_result_name(CUptiResult r)
 {
     const char *s = NULL;
     if (gt_cupti.get_result_string && gt_cupti.get_result_string(r, &s) == CUPTI_SUCCESS && s)
         return s;
-    return "a CUPTI error";
+    switch (r) {
+        NAMED(CUPTI_ERROR_NOT_SUPPORTED);
+        NAMED(CUPTI_ERROR_NOT_COMPATIBLE);
+        NAMED(CUPTI_ERROR_NOT_INITIALIZED);
+        NAMED(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
+        NAMED(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+        NAMED(CUPTI_ERROR_UNKNOWN);
+    default:
+        return "a CUPTI error";
+    }
 }
+#undef NAMED

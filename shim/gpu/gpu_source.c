@@ -26,7 +26,7 @@ _Atomic uint64_t gt_cupti_uncorrelated;
 static pthread_once_t choose_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t change_lock = PTHREAD_MUTEX_INITIALIZER;
 static gt_cupti_where where;
-static char other_client[256]; /* what shows another CUPTI client; "" when nothing */
+static char other_client[256];         /* what shows another CUPTI client; "" when nothing */
 static char detail[GT_PATH_MAX + 256]; /* which libcupti, or why not CUPTI */
 static uint64_t changed_at;            /* a hand-over's time, CLOCK_MONOTONIC ns; 0 none */
 static char change_why[128];
@@ -70,7 +70,17 @@ static void set_src(int src)
     atomic_store_explicit(&gt_gpu_src_now, src, memory_order_relaxed);
 }
 
-/* CUPTI, or 0 and why not in `why`. */
+/* The libraries gt_cupti_load passed over ("A: why; B: why; "), in why,
+ * without the last separator. */
+static void trim_notes(char *why)
+{
+    size_t n = strlen(why);
+    if (n >= 2 && why[n - 2] == ';' && why[n - 1] == ' ') why[n - 2] = '\0';
+}
+
+/* CUPTI, or 0 and why not in `why`. The detail names the library, and
+ * those passed over before it (a pip wheel's CUPTI newer than the driver,
+ * say): the user sees which one ran and why not another. */
 static int start_cupti(char *why, size_t cap)
 {
     if (other_client[0]) {
@@ -82,8 +92,18 @@ static int start_cupti(char *why, size_t cap)
     if (gt_cupti_load(&where, found, sizeof found, why, cap) != 0) return 0;
     gt_cupti_buffers_init(gt_cfg.buffer_bytes);
     gt_cupti_table_init(gt_cfg.buffer_bytes);
-    if (gt_cupti_session_start(why, cap) != 0) return 0;
-    snprintf(detail, sizeof detail, "%s", found);
+    char failed[256];
+    if (gt_cupti_session_start(failed, sizeof failed) != 0) {
+        size_t used = strlen(why);
+        snprintf(why + used, cap - used, "%s", found);
+        used = strlen(why);
+        snprintf(why + used, cap - used, ": %s", failed);
+        return 0;
+    }
+    trim_notes(why);
+    size_t used = (size_t)snprintf(detail, sizeof detail, "%s", found);
+    if (why[0] && used < sizeof detail)
+        snprintf(detail + used, sizeof detail - used, "; passed over: %s", why);
     return 1;
 }
 

@@ -22,11 +22,17 @@ check_python.py --venv VENV --cli GPUTRACE --emu-lib DIR [--env K=V]... PROGRAM 
             launched inside each range (1%)
   timings   the program's own event timings of copies read the configured
             transfer time, traced as bare (the same stdout)
+  gpu       GPU timing in auto: CUPTI, the emulator's libcupti beside its
+            libcuda; where the program loads the environment's libcudart
+            (numba-cuda), the CUPTI wheel's libcupti beside it was tried
+            first and passed over (NVIDIA's CUPTI 13.5 does not run on the
+            emulated 13.0 driver), which the detail says
 
 Exit status 0 when every check holds, 77 (skipped) when VENV is missing
 because PyPI could not be reached, 1 otherwise.
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -146,6 +152,24 @@ def check_libs(manifest, venv, emu_lib):
                   f"libcuda from {lib}, not the emulator's")
         else:
             check(lib.startswith(os.path.realpath(venv)), f"{base} from {lib}, not the client's")
+
+
+def check_gpu_timing(report, manifest, venv, emu_lib):
+    t = report.get("gpu_timing", {})
+    check(t.get("requested") == "auto", f"GPU timing asked for: {t}")
+    check(t.get("source") == "cupti", f"GPU timing from {t.get('source')!r}, not CUPTI: {t}")
+    detail = t.get("detail", "")
+    emu_cupti = os.path.join(os.path.realpath(emu_lib), "libcupti.so.13")
+    check(detail.startswith(emu_cupti), f"GPU timing detail {detail!r}: not {emu_cupti}")
+    venv = os.path.realpath(venv)
+    wheel = glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "nvidia", "cu13",
+                                   "lib", "libcupti.so.13"))
+    own_cudart = any(os.path.basename(lib).startswith("libcudart.so") and lib.startswith(venv)
+                     for lib in manifest["libs"])
+    if wheel and own_cudart:
+        check(f"passed over: {os.path.realpath(wheel[0])}: cuptiGetVersion" in detail,
+              f"GPU timing detail {detail!r}: the CUPTI wheel's library beside libcudart was "
+              "not tried first")
 
 
 def check_kernels(report, manifest, stats):
@@ -274,6 +298,7 @@ def main():
         if report and manifest and stats:
             check(report["totals"]["dropped"] == 0, f"{report['totals']['dropped']} dropped")
             check_libs(manifest, a.venv, a.emu_lib)
+            check_gpu_timing(report, manifest, a.venv, a.emu_lib)
             check_kernels(report, manifest, stats)
             check_transfers(report, manifest)
             check_memory(report, manifest)
