@@ -167,7 +167,10 @@ static int run_child(const char *self, const char *shim, enum path path, enum mo
         } else {
             setenv("LD_PRELOAD", shim, 1);
             setenv("GPUTRACE_GPU_TIMING",
-                   mode == OFF ? "off" : mode == CUPTI ? "cupti" : "events", 1);
+                   mode == OFF     ? "off"
+                   : mode == CUPTI ? "cupti"
+                                   : "events",
+                   1);
         }
         if (mode == DISABLED) setenv("GPUTRACE_CATEGORIES", "memory", 1);
         if (mode == OUTSIDE) setenv("GPUTRACE_CAPTURE", "profiler-api", 1);
@@ -257,11 +260,13 @@ static void print_rows(path_figures *f, int runs, const char *label, const char 
            label, note, which, med[CUPTI] - med[BARE], med[CUPTI] - med[OFF],
            bare ? "<= +60 ns over timing off" : "");
     if (cupti_ref && bare)
-        printf("| launch, %s: added by a bare CUPTI recorder (the kit's reference) | %+.1f ns | |\n",
-               label, med[REF] - med[BARE]);
+        printf(
+            "| launch, %s: added by a bare CUPTI recorder (the kit's reference) | %+.1f ns | |\n",
+            label, med[REF] - med[BARE]);
     if (cupti_ref)
-        printf("| launch, %s: what the CUPTI source adds to that recorder's cost%s | %+.1f ns | |\n",
-               label, which, med[CUPTI] - med[REF]);
+        printf(
+            "| launch, %s: what the CUPTI source adds to that recorder's cost%s | %+.1f ns | |\n",
+            label, which, med[CUPTI] - med[REF]);
     printf("| launch, %s: added, kernel and api categories off%s%s | %+.1f ns | |\n", label, note,
            which, med[DISABLED] - med[BARE]);
     const struct result *o = &f->outside;

@@ -50,8 +50,8 @@ void gt_cupti_buffers_init(size_t event_buffer_bytes)
     if (n > GT_CUPTI_BUFFERS_MAX) n = GT_CUPTI_BUFFERS_MAX;
     bound = (unsigned)n;
     uint32_t api = 0;
-    null_allowed = !gt_cupti.get_version || gt_cupti.get_version(&api) != CUPTI_SUCCESS ||
-                   api >= 27;
+    null_allowed =
+        !gt_cupti.get_version || gt_cupti.get_version(&api) != CUPTI_SUCCESS || api >= 27;
 }
 
 static gt_cupti_buffer *take_free(void)

@@ -42,13 +42,13 @@
 #define WAITERS 1024u /* records waiting, by correlation id: since when */
 
 static uint64_t last_flush;
-static uint64_t now_ns;       /* the pass's time */
-static int waiting;           /* a record waited since the last poll */
-static int forced;            /* the end step's forced flush was made */
-static uint64_t settle_start; /* the end step's first poll; 0 outside one */
-static uint64_t read_until;   /* the end step's deadline for reading buffers; 0 none */
+static uint64_t now_ns;        /* the pass's time */
+static int waiting;            /* a record waited since the last poll */
+static int forced;             /* the end step's forced flush was made */
+static uint64_t settle_start;  /* the end step's first poll; 0 outside one */
+static uint64_t read_until;    /* the end step's deadline for reading buffers; 0 none */
 static int (*read_stop)(void); /* outside an end step: one was asked for */
-static uint32_t handed_nodes; /* the last resolved graph launch's nodes, for gt_cupti_extras */
+static uint32_t handed_nodes;  /* the last resolved graph launch's nodes, for gt_cupti_extras */
 static struct waiter {
     uint32_t corr;
     uint64_t since;

@@ -29,7 +29,7 @@
 #define SLOTS_MIN 4096u
 #define SLOTS_MAX (1u << 22)
 
-static gt_cupti_entry *table; /* n_slots entries */
+static gt_cupti_entry *table;        /* n_slots entries */
 static uint32_t n_slots = SLOTS_MIN; /* a power of two */
 static uint32_t count;
 static uint64_t evicted;

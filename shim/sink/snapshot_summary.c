@@ -101,8 +101,8 @@ int gt_summary_file_write(const char *path, const gt_report *r, const gt_process
         return -1;
     }
     summary_job job = {r, p};
-    int rc = gt_output_write_at(dir, name, GT_FILE_PRIVATE_MODE, write_summary, &job, why,
-                                why_size);
+    int rc =
+        gt_output_write_at(dir, name, GT_FILE_PRIVATE_MODE, write_summary, &job, why, why_size);
     close(dir);
     return rc;
 }

@@ -304,8 +304,7 @@ static bool request_buffer(void)
  * Moves up to `limit` complete records (every record emitted before
  * last_seq when `forced`, the incomplete with zero timestamps) into
  * buffers; full buffers join the completion queue. */
-static void move_records(bool forced, uint64_t now, int64_t offset, uint64_t last_seq,
-                         size_t limit)
+static void move_records(bool forced, uint64_t now, int64_t offset, uint64_t last_seq, size_t limit)
 {
     for (size_t moved = 0; heap_count > 0 && moved < limit;) {
         struct pending *p = heap[0].p;

@@ -127,7 +127,8 @@ static void test_graph_nodes_follow_their_launch_within_the_bound(void **state)
     (void)state;
     gt_cupti_table_add(40, 100, 200, 0, 1, 0);
     for (uint32_t n = 1; n <= 3; n++)
-        gt_cupti_table_add_node(40, &(gt_cupti_node){.name = n, .start = 100 * n, .end = 100 * n + 50});
+        gt_cupti_table_add_node(40,
+                                &(gt_cupti_node){.name = n, .start = 100 * n, .end = 100 * n + 50});
     uint32_t list = 0;
     gt_cupti_table_remove(40, &list);
     assert_null(gt_cupti_table_find(40));
