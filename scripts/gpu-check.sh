@@ -21,8 +21,10 @@
 #   --build-dir DIR   where to build (default build/gpu-check)
 #   --skip-build      use DIR as it is
 #   --no-launch-cost  skip the launch-cost measurement
-#   run.py options    --only REGEX, --no-python, --repeat N, --timeout S, --budget S,
-#                     --tolerance F, --floor-us US (scripts/gpu_check/run.py --help)
+#   run.py options    --gpu-timing auto|cupti|events (GPUTRACE_GPU_TIMING for gputrace's
+#                     runs; default auto, where CUPTI must be the source), --only REGEX,
+#                     --no-python, --repeat N, --timeout S, --budget S, --tolerance F,
+#                     --floor-us US (scripts/gpu_check/run.py --help)
 # GPUTRACE_BUILD_JOBS sets the build's parallelism (default: every processor). It installs
 # nothing: the check needs no package beyond the compilers, CMake, python3 and the CUDA
 # toolkit (the command's report, diff and merge, which need cJSON, are built only where

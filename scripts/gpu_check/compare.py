@@ -84,12 +84,17 @@ class Totals:
     memset: dict = field(default_factory=dict)  # async -> Work
     dropped: int = 0
     untimed: int = 0  # operations recorded without a time (CUPTI's)
+    # The kernels a graph launch ran are in their kernels' rows, times
+    # included (gputrace with CUPTI): the launches' spans are then not added.
+    nodes_in_rows: bool = False
 
     def kernel_time(self):
-        return sum(w.gpu_ns for w in self.kernels.values()) + self.graph.gpu_ns
+        spans = 0 if self.nodes_in_rows else self.graph.gpu_ns
+        return sum(w.gpu_ns for w in self.kernels.values()) + spans
 
     def kernel_timed(self):
-        return sum(w.timed for w in self.kernels.values()) + self.graph.timed
+        spans = 0 if self.nodes_in_rows else self.graph.timed
+        return sum(w.timed for w in self.kernels.values()) + spans
 
 
 def _sum(rows):
@@ -110,7 +115,8 @@ def _ours_work(row):
 
 def from_ours(doc):
     """Totals from gputrace's JSON report (SPEC section 6)."""
-    t = Totals(dropped=doc.get("totals", {}).get("dropped", 0))
+    t = Totals(dropped=doc.get("totals", {}).get("dropped", 0),
+               nodes_in_rows=any(r.get("graph_calls", 0) for r in doc.get("kernels", [])))
     for row in doc.get("kernels", []):
         if row["graph"]:
             t.graph.add(_ours_work(row))
@@ -129,11 +135,21 @@ def _cupti_work(row):
                 row["calls"] - row.get("graph_nodes", 0))
 
 
-def from_cupti(doc):
-    """Totals from the CUPTI reference's JSON (tests/gpu/cupti_ref.c)."""
-    t = Totals(dropped=doc.get("dropped", 0), untimed=doc.get("untimed", 0))
+def _cupti_kernel_with_nodes(row):
+    """A kernel row with its runs as graph nodes timed in it, as gputrace's rows are
+    with CUPTI."""
+    return Work(row["calls"], 0, row["gpu_ns"] + row.get("graph_gpu_ns", 0),
+                row["calls"] - row.get("graph_nodes", 0) + row.get("graph_runs", 0))
+
+
+def from_cupti(doc, nodes_in_rows=False):
+    """Totals from the CUPTI reference's JSON (tests/gpu/cupti_ref.c); with
+    nodes_in_rows, the kernels graphs ran are timed in their kernels' rows."""
+    t = Totals(dropped=doc.get("dropped", 0), untimed=doc.get("untimed", 0),
+               nodes_in_rows=nodes_in_rows)
     for row in doc.get("kernels", []):
-        _add_row(t.kernels, row["name"], _cupti_work(row))
+        _add_row(t.kernels, row["name"],
+                 _cupti_kernel_with_nodes(row) if nodes_in_rows else _cupti_work(row))
     graphs = doc.get("graphs", {})
     t.graph = Work(graphs.get("launches", 0), 0, graphs.get("gpu_ns", 0), graphs.get("launches", 0))
     for row in doc.get("memcpy", []):
@@ -357,7 +373,7 @@ def main():
     args = parser.parse_args()
     try:
         ours = load(args.ours, from_ours)
-        cupti = load(args.cupti, from_cupti)
+        cupti = load(args.cupti, lambda doc: from_cupti(doc, ours.nodes_in_rows))
         same_run = None
         if args.same_run_ours or args.same_run_cupti:
             same_run = (load(args.same_run_ours, from_ours),

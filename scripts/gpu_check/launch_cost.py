@@ -39,6 +39,7 @@ BARE = Config("bare", "bare ns/launch")
 CONFIGS = (BARE,
            Config("timing_off", "+ gputrace timing off", timing="off"),
            Config("timing_on", "+ gputrace timing on", timing="events"),
+           Config("timing_cupti", "+ gputrace CUPTI source", timing="cupti"),
            Config("cupti", "+ CUPTI", cupti=True))
 
 
@@ -46,9 +47,7 @@ def environment(config, base, build, directory):
     if config.cupti:
         return runner.cupti_environment(base, os.path.join(build, CUPTI_REF), directory)
     if config.timing:
-        env = runner.shim_environment(base, os.path.join(build, SHIM), directory)
-        env["GPUTRACE_GPU_TIMING"] = config.timing
-        return env
+        return runner.shim_environment(base, os.path.join(build, SHIM), directory, config.timing)
     return base
 
 

@@ -71,6 +71,9 @@ def environment_lines(build):
 
 def rule_lines(ctx):
     return [
+        f"gputrace's GPU timing: GPUTRACE_GPU_TIMING={ctx.gpu_timing}"
+        f"{' (CUPTI must be the source)' if ctx.gpu_timing != 'events' else ''}; with CUPTI "
+        "the floor is 0 and the kernels graphs ran are compared in their kernels' rows;",
         "checks: per kernel name, launches equal; graph launches, copy and memset calls and "
         "bytes equal;",
         f"  GPU time totals (kernels with graph launches, copies, memsets) within "
@@ -131,7 +134,8 @@ def run_program(program, ctx):
         if bare.rc != 0:
             return _fail(row, f"bare run: {bare.describe()}")
         shim_dir = os.path.join(directory, "shim")
-        shim = runner.run(command, runner.shim_environment(ctx.program_env, ctx.shim, shim_dir),
+        shim = runner.run(command, runner.shim_environment(ctx.program_env, ctx.shim, shim_dir,
+                                                           ctx.gpu_timing),
                           shim_dir, runner.run_timeout(ctx))
         if shim.rc != bare.rc:
             return _fail(row, f"under gputrace: {shim.describe()}")
@@ -156,11 +160,23 @@ def run_program(program, ctx):
         row.failures.append(f"under CUPTI: {why_cupti}{cupti.output_hint()}")
     if ours is None or reference is None:
         return row
-    ours, reference = compare.from_ours(ours), compare.from_cupti(reference)
+    timing = ours.get("gpu_timing", {})
+    source = timing.get("source", "events")
+    row.notes.append(f"GPU times from {source}: {timing.get('detail', '')}")
+    if ctx.gpu_timing in ("auto", "cupti") and source != "cupti":
+        row.failures.append(f"GPUTRACE_GPU_TIMING={ctx.gpu_timing} did not give CUPTI: "
+                            f"{timing.get('detail', '')}")
+    ours = compare.from_ours(ours)
+    reference = compare.from_cupti(reference, ours.nodes_in_rows)
     same_run = None
-    if compare.has_copies(ours) or compare.has_copies(reference):
+    # With both tracers in one process gputrace sees another CUPTI client and
+    # times with event pairs: that run stands for an event-pair source only.
+    if source != "cupti" and (compare.has_copies(ours) or compare.has_copies(reference)):
         same_run = both_tracers(command, directory, ctx, row)
-    row.comparison = compare.compare(program.name, ours, reference, ctx.tolerance, ctx.floor_ns,
+    # CUPTI's records are the work's own times, with no event pair's
+    # front-end latency to allow for: no floor.
+    floor_ns = 0 if source == "cupti" else ctx.floor_ns
+    row.comparison = compare.compare(program.name, ours, reference, ctx.tolerance, floor_ns,
                                      program.overlap, same_run)
     return row
 
@@ -199,7 +215,8 @@ def check_artifacts(build):
 
 
 def _summary(rows, python_rows, ctx, path):
-    doc = {"floor_ns": ctx.floor_ns, "floor_source": ctx.floor_source,
+    doc = {"gpu_timing": ctx.gpu_timing, "floor_ns": ctx.floor_ns,
+           "floor_source": ctx.floor_source,
            "programs": [dict(dataclasses.asdict(r), ok=r.ok) for r in rows],
            "python": [dict(dataclasses.asdict(r), ok=r.ok) for r in python_rows]}
     with open(path, "w") as f:
@@ -217,6 +234,9 @@ def main():
     parser.add_argument("--budget", type=float, default=360,
                         help="seconds for all runs; programs not started by then fail")
     parser.add_argument("--tolerance", type=float, default=compare.DEFAULT_TOLERANCE)
+    parser.add_argument("--gpu-timing", choices=("auto", "cupti", "events"), default="auto",
+                        help="GPUTRACE_GPU_TIMING for gputrace's runs (default auto: CUPTI, "
+                             "which must be used)")
     parser.add_argument("--floor-us", type=float,
                         help="the per-operation floor (default: measured on the GPU, at least "
                              f"{compare.DEFAULT_FLOOR_NS / 1000:g})")
@@ -235,7 +255,7 @@ def main():
                   repeat=max(1, args.repeat), tolerance=args.tolerance,
                   floor_ns=(args.floor_us if args.floor_us is not None else
                             compare.DEFAULT_FLOOR_NS / 1000) * 1000,
-                  deadline=time.monotonic() + args.budget)
+                  deadline=time.monotonic() + args.budget, gpu_timing=args.gpu_timing)
     ctx.floor_ns, ctx.floor_source = measure_floor(ctx, ctx.floor_ns, args.floor_us is not None)
     selected = re.compile(args.only) if args.only else None
     started = time.monotonic()

@@ -24,6 +24,7 @@ class Context:
     floor_ns: float
     deadline: float
     floor_source: str = ""  # where the floor came from (run.measure_floor)
+    gpu_timing: str = "auto"  # GPUTRACE_GPU_TIMING for gputrace's runs
 
 
 def run_timeout(ctx):
@@ -83,11 +84,11 @@ def clean_environment(library_path=None):
     return env
 
 
-def shim_environment(base, shim, directory):
+def shim_environment(base, shim, directory, gpu_timing="auto"):
     env = dict(base)
     env.update(LD_PRELOAD=shim, NVTX_INJECTION64_PATH=shim,
                GPUTRACE_OUTPUT=os.path.join(directory, "ours.%p"), GPUTRACE_FORMAT="json",
-               GPUTRACE_VERBOSITY="none")
+               GPUTRACE_VERBOSITY="none", GPUTRACE_GPU_TIMING=gpu_timing)
     return env
 
 

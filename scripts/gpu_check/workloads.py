@@ -158,7 +158,7 @@ def run_workload(workload, ctx):
     if bare.rc != 0:
         row.failures.append(f"bare run: {bare.describe()}")
         return row
-    shim = runner.run(command, runner.shim_environment(ctx.python_env, ctx.shim, ""),
+    shim = runner.run(command, runner.shim_environment(ctx.python_env, ctx.shim, "", ctx.gpu_timing),
                       os.path.join(directory, "shim"), runner.run_timeout(ctx))
     if shim.rc != 0:
         row.failures.append(f"under gputrace: {shim.describe()}")

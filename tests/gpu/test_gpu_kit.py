@@ -234,6 +234,25 @@ class Compare(unittest.TestCase):
         self.assertIn("FAIL cu_streams: graph launches differ: ours 2, CUPTI 3", out)
         self.assertIn("FAIL cu_streams: records dropped: ours 0, CUPTI 5", out)
 
+    def test_graph_kernels_in_their_rows_are_held_against_the_nodes_runs(self):
+        # gputrace with CUPTI: a graph's kernels are timed in their kernels' rows
+        # (graph_calls), the launches' spans in their own row; the reference keeps
+        # its node runs' time apart (graph_gpu_ns). Neither span is added twice.
+        name = self.ours["kernels"][0]["name"]
+        ours_row = self.ours["kernels"][0]
+        ref_row = self.cupti_kernel(name)
+        ours_row["graph_calls"] = 4
+        ours_row["timed"] += 4
+        ours_row["gpu_ns"]["total"] += 4000
+        ref_row["graph_runs"] = 4
+        ref_row["graph_gpu_ns"] = 4000
+        rc, out = self.run_compare()
+        self.assertEqual(rc, 0, out)
+        ref_row["graph_gpu_ns"] = 400000  # the nodes took 100x longer by CUPTI
+        rc, out = self.run_compare("--floor-us", "0")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL cu_streams: kernel GPU time", out)
+
     def test_untimed_records_fail(self):
         self.cupti["untimed"] = 4
         rc, out = self.run_compare()

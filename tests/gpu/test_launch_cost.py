@@ -42,6 +42,12 @@ class LaunchCost(unittest.TestCase):
         with open(reports[0]) as f:
             return {k["name"]: k["calls"] for k in json.load(f)["kernels"]}
 
+    def gputrace_source(self, mode, config):
+        reports = glob.glob(os.path.join(self.tmp.name, "launch-cost", mode, config,
+                                         "ours.*.json"))
+        with open(reports[0]) as f:
+            return json.load(f)["gpu_timing"]["source"]
+
     def warmup(self, mode):
         run_dir = os.path.join(self.tmp.name, "launch-cost", mode, "bare")
         with open(os.path.join(run_dir, "stdout")) as f:
@@ -53,18 +59,22 @@ class LaunchCost(unittest.TestCase):
         results = self.results()
         self.assertEqual(sorted(results), ["event", "four", "one"])
         for mode in ("one", "four"):
-            self.assertEqual(sorted(results[mode]), ["bare", "timing_off", "timing_on"])
+            self.assertEqual(sorted(results[mode]),
+                             ["bare", "timing_cupti", "timing_off", "timing_on"])
         for mode, configs in results.items():
             for config, cell in configs.items():
                 self.assertIsNone(cell["error"], (mode, config))
                 self.assertGreater(cell["median"], 0, (mode, config))
         for mode in ("one", "four"):
-            for config in ("timing_off", "timing_on"):
+            for config in ("timing_off", "timing_on", "timing_cupti"):
                 self.assertEqual(self.gputrace_launches(mode, config),
                                  {"empty_kernel()": self.warmup(mode) + LAUNCHES},
                                  (mode, config))
-        self.assertRegex(out, r"\| one stream \| \d+ \| [+-]\d+ \| [+-]\d+ \|")
-        self.assertRegex(out, r"\| 4 threads, 4 streams \| \d+ \| [+-]\d+ \| [+-]\d+ \|")
+        self.assertEqual(self.gputrace_source("one", "timing_cupti"), "cupti")
+        self.assertEqual(self.gputrace_source("one", "timing_on"), "events")
+        self.assertRegex(out, r"\| one stream \| \d+ \| [+-]\d+ \| [+-]\d+ \| [+-]\d+ \|")
+        self.assertRegex(out,
+                         r"\| 4 threads, 4 streams \| \d+ \| [+-]\d+ \| [+-]\d+ \| [+-]\d+ \|")
         self.assertRegex(out, r"cuEventRecord: \d+ ns per call")
 
     def test_runs_past_their_limit_are_reported_in_their_cells(self):
@@ -72,7 +82,7 @@ class LaunchCost(unittest.TestCase):
         # machine starts a process: every run is stopped at its limit.
         rc, out = self.run_script("--timeout", "0.5", "--launches", "1000000000")
         self.assertEqual(rc, 1, out)
-        self.assertIn("| one stream | failed | failed | failed |", out)
+        self.assertIn("| one stream | failed | failed | failed | failed |", out)
         self.assertIn("failed: one stream, timing_on: ran past its limit", out)
         self.assertIn("cuEventRecord: failed: ran past its limit", out)
         self.assertIsNotNone(self.results()["one"]["bare"]["error"])
