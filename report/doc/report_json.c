@@ -23,6 +23,7 @@
 #include "display_name.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "json_numbers.h"
 #include "json_writer.h"
 #include "loaded.h"
 #include "memory_table.h"
@@ -223,6 +224,7 @@ static void nvtx_row(json_ctx *c, const gt_row *row)
     int32_t parent = row->parent;
     bool known = parent >= 0 && (uint32_t)parent < t->nrows && c->position;
     gt_json_kv_int(&c->w, "parent", known ? (int64_t)c->position[parent] : -1);
+    gt_json_nvtx_numbers(&c->w, c->r, row);
 }
 
 static void api_row(json_ctx *c, const gt_row *row)
@@ -333,6 +335,8 @@ static void write_memory(json_ctx *c)
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);
+    if (gt_report_enabled(c->r, GT_CAT_MEMORY) && gt_json_heaps(&c->w, c->r) != 0)
+        c->incomplete = true;
     gt_json_object_end(&c->w);
 }
 
@@ -369,6 +373,7 @@ static void write_marks(json_ctx *c, const gt_process_info *p)
         gt_json_kv_uint(&c->w, "count", m->count);
         gt_json_kv_uint(&c->w, "first_ns", m->first > start ? m->first - start : 0);
         gt_json_kv_uint(&c->w, "last_ns", m->last > start ? m->last - start : 0);
+        gt_json_mark_payload(&c->w, m);
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);
@@ -474,6 +479,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_table(&c, "api", GT_CAT_API, api_row);
     write_advice(&c, p);
     write_marks(&c, p);
+    if (gt_json_nvtx_counters(&c.w, r, p ? p->start_ns : 0) != 0) c.incomplete = true;
     write_anomalies(&c);
     write_capture(&c, p);
     write_loaded_extras(&c);

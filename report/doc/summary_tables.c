@@ -74,7 +74,7 @@ static const gt_text_column spread_columns[SPREAD_COLS] = {
     {"MaxIn", true, false},
 };
 
-#define MAX_COLS (COL_STATS + SPREAD_COLS + 4u)
+#define MAX_COLS (COL_STATS + SPREAD_COLS + 5u)
 
 /* A table row's cells, in buffers of their own. */
 typedef struct row_cells {
@@ -110,6 +110,7 @@ static unsigned table_columns(const gt_report *r, enum gt_category c, bool verbo
         cols[n++] = (gt_text_column){"Bytes", true, false};
     } else if (c == GT_CAT_NVTX) {
         cols[n++] = (gt_text_column){"GPU", true, false};
+        if (gt_summary_has_rates(r)) cols[n++] = (gt_text_column){"Rates per GPU s", false, false};
     }
     if (merged(r)) {
         memcpy(&cols[n], spread_columns, sizeof spread_columns);
@@ -152,7 +153,8 @@ static unsigned fill_spread(row_cells *rc, unsigned n, const gt_row_spread *sp)
 
 /* Fills the cells of one row; the label and errors strings stay the caller's. */
 static void fill_row(row_cells *rc, const gt_report *r, enum gt_category c, bool verbose,
-                     const gt_row *row, uint64_t table_total, const char *label, const char *errors)
+                     const gt_row *row, uint64_t table_total, const char *label, const char *errors,
+                     const char *rates)
 {
     gt_stats_summary st;
     gt_stats_summarize(&row->time, &st);
@@ -189,6 +191,7 @@ static void fill_row(row_cells *rc, const gt_report *r, enum gt_category c, bool
     } else if (c == GT_CAT_NVTX) {
         rc->cell[n] = gt_format_ns(row->gpu_ns_total, rc->num[n], GT_FORMAT_CAP);
         n++;
+        if (gt_summary_has_rates(r)) rc->cell[n++] = rates ? rates : "";
     }
     if (merged(r)) {
         const gt_row_spread *sp = gt_report_row_spread(r, c, row);
@@ -400,13 +403,15 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
         }
         char *shown_label = label && tree ? nvtx_tree_label(t, row, label) : NULL;
         char *errors = c == GT_CAT_API && row->nerrors ? errors_text(s->r, row) : NULL;
+        char *rates = c == GT_CAT_NVTX ? gt_summary_rates(s->r, row) : NULL;
         row_cells rc;
         fill_row(&rc, s->r, c, s->v >= GT_VERB_VERBOSE, row, total,
-                 shown_label ? shown_label : label, errors);
+                 shown_label ? shown_label : label, errors, rates);
         if (label) gt_text_table_add(tt, rc.cell);
         free(label);
         free(shown_label);
         free(errors);
+        free(rates);
         if (!label) return -1;
     }
     return 0;

@@ -16,8 +16,10 @@
 #include <stdbool.h>
 
 #include "advice.h"
+#include "counter_table.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "heap_table.h"
 #include "idmap.h"
 #include "loaded.h"
 #include "memory_table.h"
@@ -53,6 +55,9 @@ struct gt_report {
     gt_memory memory;
     gt_nvtx nvtx;
     gt_nvtx_marks marks;
+    gt_idmap nvtx_targets; /* tid -> what its last NVTX record's fields go to (nvtx_payload.c) */
+    gt_counter_table counters; /* NVTX counters */
+    gt_heap_table heaps;       /* NVTX memory heaps and regions */
     gt_gpu_busy busy;
     gt_advice_acc advice;
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
