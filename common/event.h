@@ -193,6 +193,7 @@ typedef struct gt_event {
             uint32_t inputs;  /* modules/inputs given to the compiler or linker */
             uint32_t options; /* option count */
             uint32_t first;   /* 1: the first record of its program or link */
+            uint32_t functions; /* string id: the other functions it defines, a line each */
         } compile;
         struct {
             uint8_t image_kind; /* enum gt_image_kind */

@@ -17,6 +17,7 @@
  * devices, "largest_leaks". A merged report (loaded.h) adds "spread" to
  * each row and a top-level "inputs". */
 #include <stdlib.h>
+#include <string.h>
 
 #include "advice.h"
 #include "aggregate.h"
@@ -192,6 +193,21 @@ static void compile_row(json_ctx *c, const gt_row *row)
     /* The programs (links) these calls were the first compile, verify or
      * link of: over the rows, how many there were. */
     gt_json_kv_uint(&c->w, "programs", row->firsts);
+    /* The other functions the compilation defined, as its inputs show them
+     * (a Numba kernel's device functions). */
+    const char *functions = row->key.f[3] ? str(c, row->key.f[3]) : NULL;
+    if (!functions) return;
+    gt_json_key(&c->w, "functions");
+    gt_json_array_begin(&c->w, true);
+    for (const char *f = functions; *f;) {
+        size_t n = strcspn(f, "\n");
+        char *one = strndup(f, n);
+        if (one) gt_json_string(&c->w, one);
+        c->incomplete |= !one;
+        free(one);
+        f += n + (f[n] == '\n');
+    }
+    gt_json_array_end(&c->w);
 }
 
 static void module_row(json_ctx *c, const gt_row *row)

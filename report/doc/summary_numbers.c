@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Prints and frees a table that shows `shown` of n rows. */
 static void print_table(gt_summary *s, gt_text_table *tt, size_t shown, size_t n)
@@ -77,58 +78,67 @@ char *gt_summary_rates(const gt_report *r, const gt_row *row)
     return fclose(f) == 0 ? text : (free(text), NULL);
 }
 
-/* Memory per range: the ranges by the peak in use while they were open. */
+/* Memory per range: the ranges by the peak in use while they were open,
+ * then by what they allocated, then by name (the same order in the
+ * process and read back). */
+typedef struct mem_row {
+    const gt_nvtx_numbers *num;
+    char *label;
+} mem_row;
+
 static int by_peak(const void *a, const void *b)
 {
-    const gt_row *x = *(const gt_row *const *)a, *y = *(const gt_row *const *)b;
-    uint64_t px = x->numbers->peak_bytes, py = y->numbers->peak_bytes;
-    if (px != py) return px > py ? -1 : 1;
-    return (x->numbers->allocated_bytes < y->numbers->allocated_bytes) -
-           (x->numbers->allocated_bytes > y->numbers->allocated_bytes);
+    const mem_row *x = a, *y = b;
+    if (x->num->peak_bytes != y->num->peak_bytes)
+        return x->num->peak_bytes > y->num->peak_bytes ? -1 : 1;
+    if (x->num->allocated_bytes != y->num->allocated_bytes)
+        return x->num->allocated_bytes > y->num->allocated_bytes ? -1 : 1;
+    return strcmp(x->label, y->label);
 }
 
 void gt_summary_range_memory(gt_summary *s)
 {
     const gt_table *t = &s->r->tables[GT_CAT_NVTX];
-    const gt_row **rows = t->nrows ? malloc(t->nrows * sizeof(*rows)) : NULL;
+    mem_row *rows = t->nrows ? calloc(t->nrows, sizeof(*rows)) : NULL;
     size_t n = 0;
     bool moved = false;
     for (uint32_t i = 0; rows && i < t->nrows; i++) {
         const gt_nvtx_numbers *num = t->rows[i].numbers;
         if (!num || !num->memory) continue;
-        rows[n++] = &t->rows[i];
+        rows[n].num = num;
+        rows[n].label = gt_row_label(s->r, GT_CAT_NVTX, &t->rows[i]);
+        if (!rows[n].label) {
+            s->rc = -1;
+            continue;
+        }
         moved |= num->allocated_bytes || num->freed_bytes;
+        n++;
     }
     /* Only when some range allocated or freed: else every range shows
      * the same memory in use, said by the memory table already. */
-    if (!moved) {
-        free(rows);
-        return;
-    }
-    qsort(rows, n, sizeof(*rows), by_peak);
-    fprintf(s->out, "\nmemory per range: device memory allocated and freed inside each range, "
-                    "and the most in use while it was open\n");
-    static const gt_text_column cols[] = {{"Peak", true, false},
-                                          {"Allocated", true, false},
-                                          {"Freed", true, false},
-                                          {"Name", false, true}};
-    gt_text_table tt;
-    gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
-    size_t shown = rows_shown(s, n);
-    for (size_t i = 0; i < shown; i++) {
-        const gt_nvtx_numbers *num = rows[i]->numbers;
-        char peak[GT_FORMAT_CAP], alloc[GT_FORMAT_CAP], freed[GT_FORMAT_CAP];
-        char *label = gt_row_label(s->r, GT_CAT_NVTX, rows[i]);
-        const char *cells[] = {gt_format_bytes(num->peak_bytes, peak, sizeof peak),
-                               gt_format_bytes(num->allocated_bytes, alloc, sizeof alloc),
-                               gt_format_bytes(num->freed_bytes, freed, sizeof freed), label};
-        if (label)
+    if (moved) {
+        qsort(rows, n, sizeof(*rows), by_peak);
+        fprintf(s->out, "\nmemory per range: device memory allocated and freed inside each "
+                        "range, and the most in use while it was open\n");
+        static const gt_text_column cols[] = {{"Peak", true, false},
+                                              {"Allocated", true, false},
+                                              {"Freed", true, false},
+                                              {"Name", false, true}};
+        gt_text_table tt;
+        gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
+        size_t shown = rows_shown(s, n);
+        for (size_t i = 0; i < shown; i++) {
+            char peak[GT_FORMAT_CAP], alloc[GT_FORMAT_CAP], freed[GT_FORMAT_CAP];
+            const char *cells[] = {
+                gt_format_bytes(rows[i].num->peak_bytes, peak, sizeof peak),
+                gt_format_bytes(rows[i].num->allocated_bytes, alloc, sizeof alloc),
+                gt_format_bytes(rows[i].num->freed_bytes, freed, sizeof freed), rows[i].label};
             gt_text_table_add(&tt, cells);
-        else
-            s->rc = -1;
-        free(label);
+        }
+        print_table(s, &tt, shown, n);
     }
-    print_table(s, &tt, shown, n);
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].label);
     free(rows);
 }
 

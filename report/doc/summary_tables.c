@@ -380,6 +380,39 @@ static void write_rest(gt_summary *s, enum gt_category c, const gt_sorted_row *r
 
 /* A row the default table shows however little time it took: a failure
  * is never hidden behind "... N more". */
+/* A compile row's label with its program's readable name: a program named
+ * after its kernel (Numba's) without the kernel's parameters and tags. */
+static char *compile_readable_label(const gt_report *r, const gt_row *row)
+{
+    const char *program = gt_strtab_get(r->names, row->key.f[1]);
+    char *readable = program[0] ? gt_display_name(program) : NULL;
+    const char *api = gt_strtab_get(r->names, row->key.f[0]);
+    const char *shown = readable ? readable : program;
+    size_t cap = strlen(api) + strlen(shown) + sizeof " (failed)" + 1;
+    char *label = malloc(cap);
+    if (label) snprintf(label, cap, "%s %s%s", api, shown, row->key.f[2] ? "" : " (failed)");
+    free(readable);
+    return label;
+}
+
+/* Verbose compile rows: the label, then the other functions the
+ * compilation defined ("; also f, g"); NULL when it had none. */
+static char *compile_functions_label(const gt_report *r, const gt_row *row, const char *label)
+{
+    if (!row->key.f[3]) return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    fprintf(f, "%s; also ", label);
+    for (const char *p = gt_strtab_get(r->names, row->key.f[3]); *p; p++)
+        if (*p == '\n')
+            fputs(", ", f);
+        else
+            fputc(*p, f);
+    return fclose(f) == 0 ? text : (free(text), NULL);
+}
+
 static bool always_shown(enum gt_category c, const gt_row *row)
 {
     return (c == GT_CAT_API && row->nerrors) || (c == GT_CAT_COMPILE && !row->key.f[2]);
@@ -391,17 +424,23 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
 {
     const gt_table *t = &s->r->tables[c];
     bool tree = c == GT_CAT_NVTX && s->v >= GT_VERB_VERBOSE;
-    /* Kernels by their readable names; verbose gives the full ones. */
+    /* Kernels, and programs named after them, by their readable names;
+     * verbose gives the full ones. */
     bool display = c == GT_CAT_KERNEL && s->v < GT_VERB_VERBOSE;
+    bool readable_program = c == GT_CAT_COMPILE && s->v < GT_VERB_VERBOSE;
     for (size_t i = 0; i < shown; i++) {
         const gt_row *row = rows[order[i]].row;
-        char *label = gt_row_label(s->r, c, row);
+        char *label = readable_program ? compile_readable_label(s->r, row)
+                                       : gt_row_label(s->r, c, row);
         if (label && display) {
             char *readable = gt_display_name(label);
             free(label);
             label = readable;
         }
-        char *shown_label = label && tree ? nvtx_tree_label(t, row, label) : NULL;
+        char *shown_label = label && tree ? nvtx_tree_label(t, row, label)
+                            : label && c == GT_CAT_COMPILE && s->v >= GT_VERB_VERBOSE
+                                ? compile_functions_label(s->r, row, label)
+                                : NULL;
         char *errors = c == GT_CAT_API && row->nerrors ? errors_text(s->r, row) : NULL;
         char *rates = c == GT_CAT_NVTX ? gt_summary_rates(s->r, row) : NULL;
         row_cells rc;

@@ -104,7 +104,8 @@ static gt_row *add_host_row(gt_row *row, const gt_event *ev)
 
 static void add_compile(gt_report *r, const gt_event *ev)
 {
-    gt_row *row = add_host_row(row_of(r, GT_CAT_COMPILE, ev->api, ev->name, ev->result == 0), ev);
+    gt_row_key key = {{ev->api, ev->name, ev->result == 0, ev->u.compile.functions}};
+    gt_row *row = add_host_row(gt_table_row(&r->tables[GT_CAT_COMPILE], &key), ev);
     if (!row) return;
     row->bytes += ev->bytes;
     row->firsts += ev->u.compile.first != 0;
@@ -276,9 +277,10 @@ unsigned gt_report_key_strings(enum gt_category c)
     case GT_CAT_SYNC:
     case GT_CAT_API:
         return 0x1u;
-    case GT_CAT_COMPILE:
     case GT_CAT_NVTX:
         return 0x3u;
+    case GT_CAT_COMPILE:
+        return 0xBu;
     case GT_CAT_MEMCPY:
     case GT_CAT_MEMSET:
     case GT_CAT_MEMORY:

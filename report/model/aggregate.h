@@ -4,7 +4,8 @@
  *   kernel   name id, 1 for a graph launch
  *   memcpy   enum gt_copy_dir, enum gt_host_mem, 1 when async
  *   memset   1 when async
- *   compile  api id, program name id, 1 when it succeeded
+ *   compile  api id, program name id, 1 when it succeeded, id of its other
+ *            functions (a line each; 0 none)
  *   module   api id, enum gt_image_kind
  *   sync     api id
  *   nvtx     domain id, message id

@@ -153,9 +153,10 @@ void gt_heap_table_add(gt_heap_table *t, const gt_event *ev)
 
 int gt_heap_table_fold(gt_heap_table *t, const gt_heap_row *in)
 {
-    /* Rows read back are keyed by their domain and name: the same pool in
-     * several runs is one row, wherever its memory was. */
-    uint64_t key = (uint64_t)in->domain << 32 | in->name;
+    /* Rows read back are keyed by their domain and name (the same pool in
+     * several runs is one row, wherever its memory was), unnamed ones by
+     * their address. */
+    uint64_t key = in->name ? 1ull << 63 | (uint64_t)in->domain << 32 | in->name : in->address;
     gt_heap_row *r = row_of(t, key, true);
     if (!r) return -1;
     uint64_t address = r->registrations || r->regions_added ? r->address : in->address;
@@ -166,8 +167,9 @@ int gt_heap_table_fold(gt_heap_table *t, const gt_heap_row *in)
     r->registrations += in->registrations;
     r->regions += in->regions;
     r->region_bytes += in->region_bytes;
-    if (in->regions_peak > r->regions_peak) r->regions_peak = in->regions_peak;
-    if (in->region_bytes_peak > r->region_bytes_peak) r->region_bytes_peak = in->region_bytes_peak;
+    /* Summed, as the memory table sums the devices' peaks of merged runs. */
+    r->regions_peak += in->regions_peak;
+    r->region_bytes_peak += in->region_bytes_peak;
     r->regions_added += in->regions_added;
     r->live = r->live || in->live;
     return 0;

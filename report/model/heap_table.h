@@ -63,7 +63,8 @@ typedef struct gt_heap_table {
 void gt_heap_table_add(gt_heap_table *t, const gt_event *ev);
 
 /* A row counted elsewhere (a report read back, or merged): added to the
- * row of its (domain, name) among rows read this way. 0, or -1 for want
+ * row of its (domain, name) among rows read this way (an unnamed heap: of
+ * its address), its peaks summed as merged devices' are. 0, or -1 for want
  * of memory. */
 int gt_heap_table_fold(gt_heap_table *t, const gt_heap_row *in);
 

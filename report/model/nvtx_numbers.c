@@ -86,3 +86,23 @@ void gt_nvtx_numbers_free(gt_nvtx_numbers *n)
     n->fields = NULL;
     n->nfields = n->fields_capacity = 0;
 }
+
+int gt_nvtx_numbers_merge(gt_row *dst, const gt_row *src)
+{
+    const gt_nvtx_numbers *from = src->numbers;
+    if (!from) return 0;
+    gt_nvtx_numbers *into = gt_row_numbers(dst);
+    if (!into) return -1;
+    gt_number_merge(&into->payload, &from->payload);
+    for (uint32_t i = 0; i < from->nfields; i++) {
+        gt_nvtx_field *f = gt_nvtx_numbers_field(into, from->fields[i].name, from->fields[i].unit);
+        if (!f) return -1;
+        gt_number_merge(&f->sum, &from->fields[i].sum);
+    }
+    into->fields_dropped += from->fields_dropped;
+    into->memory |= from->memory;
+    into->allocated_bytes += from->allocated_bytes;
+    into->freed_bytes += from->freed_bytes;
+    into->peak_bytes += from->peak_bytes;
+    return 0;
+}

@@ -70,6 +70,11 @@ double gt_number_rate(double total, uint64_t ns);
 struct gt_row;
 gt_nvtx_numbers *gt_row_numbers(struct gt_row *row);
 
+/* Adds the numbers of src's row to dst's (merging reports): totals and
+ * fields summed, memory summed as the memory table's devices are. 0, or
+ * -1 for want of memory. */
+int gt_nvtx_numbers_merge(struct gt_row *dst, const struct gt_row *src);
+
 /* Frees what n holds (not n). */
 void gt_nvtx_numbers_free(gt_nvtx_numbers *n);
 

@@ -1,6 +1,7 @@
 /* Reading the tables of a JSON report into the report's rows, keyed as
  * aggregation keys them (aggregate.h), so that the writers sort and name
  * them exactly as they did when the shim wrote the file. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,20 @@ static bool compile_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row
         !gt_load_bool_or(ld, row, "ok", h, -1, &ok))
         return false;
     key->f[2] = ok;
+    /* The other functions compiled, a line each (absent: none). */
+    const cJSON *functions = gt_load_member(row, "functions", NULL);
+    if (!functions) return true;
+    if (!cJSON_IsArray(functions)) return gt_load_fail(ld, "functions", "expected an array");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    for (const cJSON *e = functions->child; f && e; e = e->next) {
+        if (!cJSON_IsString(e)) break;
+        fprintf(f, "%s%s", e == functions->child ? "" : "\n", e->valuestring);
+    }
+    if (!f || fclose(f) != 0) return gt_load_fail(ld, "functions", "out of memory");
+    key->f[3] = len ? gt_strtab_intern(ld->names, text, len) : 0;
+    free(text);
     return true;
 }
 

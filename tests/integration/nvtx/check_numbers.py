@@ -3,7 +3,8 @@
 totals and rates per GPU second from the emulator's configured kernel time,
 extended payload fields with their units, counters in the report and as
 counter tracks of both timelines, heaps and regions, memory per range; the
-summary's rates, and the same summary from the JSON read back.
+summary's rates, and the same summary from the JSON read back; `merge`
+sums the payloads (rates stay), `diff` calls a drop of throughput slower.
 
 check_numbers.py --lib LIB --prog PROG --cli GPUTRACE
 """
@@ -245,7 +246,47 @@ def main():
                           "alloc_phase" in ln or "pool" in ln]
         check(keep(r.stdout) == keep(written) and keep(written),
               f"read back:\n{keep(r.stdout)}\nwritten:\n{keep(written)}")
+        check_merge(a.cli, base, tmp)
+        check_diff(a.cli, base, rep, tmp)
     return report()
+
+
+def check_merge(cli, base, tmp):
+    """Two runs merged: payloads and fields summed, so the rates stay."""
+    out = os.path.join(tmp, "merged")
+    p = subprocess.run([cli, "merge", base + ".json", base + ".json", "-o", out],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    check(p.returncode == 0, f"gputrace merge: {p.stderr}")
+    with open(out + ".json") as f:
+        rows = {r["name"]: r for r in json.load(f)["nvtx"]}
+    p_u64 = rows.get("p_u64", {}).get("payload", {})
+    check(p_u64.get("total") == 2 * PLAIN["p_u64"][2], f"merged p_u64 payload {p_u64}")
+    close(p_u64.get("per_gpu_s", 0), PLAIN["p_u64"][2] * 1e9 / (3 * KERNEL_NS), "merged rate")
+    flops = {f["name"]: f for f in rows.get("solve", {}).get("payload_fields", [])}.get("flops")
+    check(flops is not None and flops["total"] == 2 * 9112668 and flops["count"] == 4,
+          f"merged solve flops {flops}")
+
+
+def check_diff(cli, base, rep, tmp):
+    """The same run with the solve ranges' GPU time doubled: half the
+    throughput, three rates slower, and diff exits 1."""
+    for r in rep["nvtx"]:
+        if r["name"] == "solve":
+            r["gpu_ns_total"] *= 2
+    slow = os.path.join(tmp, "slow.json")
+    with open(slow, "w") as f:
+        json.dump(rep, f)
+    p = subprocess.run([cli, "diff", base + ".json", slow, "-f", "json"], capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    check(p.returncode == 1, f"gputrace diff exited {p.returncode}: {p.stderr}")
+    rows = json.loads(p.stdout)["rows"] if p.stdout else []
+    slower = sorted(r["name"] for r in rows if r["category"] == "nvtx_rate" and
+                    r["verdict"] == "slower")
+    check(slower == ["solver:solve bytes_read", "solver:solve bytes_written", "solver:solve flops"],
+          f"slower rates {slower}")
+    for r in rows:
+        if r["category"] == "nvtx_rate" and r["verdict"] == "slower":
+            close(r["rate_after"], r["rate_before"] / 2, f"{r['name']} rate after")
 
 
 if __name__ == "__main__":
