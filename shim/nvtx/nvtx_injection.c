@@ -283,13 +283,19 @@ static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const 
     uint64_t plain = m ? m->payload : 0;
     gt_nvtx_numbers numbers;
     numbers.n = 0;
-    uint32_t first = 0;
     if (GT_UNLIKELY(m && m->ext)) {
         gt_nvtx_payload_numbers(d, m->ext, m->next, &numbers);
-        if (plain_kind == GT_NUM_NONE && numbers.n && numbers.name[0] == 0) {
-            plain_kind = numbers.kind[0];
-            plain = numbers.value[0];
-            first = 1;
+        uint32_t i = 0;
+        while (i < numbers.n && numbers.name[i])
+            i++;
+        if (plain_kind == GT_NUM_NONE && i < numbers.n) {
+            /* The first unnamed number is taken; the others keep their order. */
+            plain_kind = numbers.kind[i];
+            plain = numbers.value[i];
+            for (numbers.n--; i < numbers.n; i++) {
+                numbers.name[i] = numbers.name[i + 1], numbers.unit[i] = numbers.unit[i + 1];
+                numbers.kind[i] = numbers.kind[i + 1], numbers.value[i] = numbers.value[i + 1];
+            }
         }
     }
     gt_event *ev = gt_ev_begin();
@@ -306,7 +312,7 @@ static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const 
     ev->host_start = ticks ? ticks : gt_clock_ticks();
     uint64_t stamp = ev->host_start;
     gt_ev_commit(ev);
-    if (GT_UNLIKELY(numbers.n > first)) gt_nvtx_fields_record(&numbers, first, stamp);
+    if (GT_UNLIKELY(numbers.n)) gt_nvtx_fields_record(&numbers, stamp);
 }
 
 int gt_nvtx_range_push(const gt_nvtx_domain *d, const gt_nvtx_message *m)

@@ -130,8 +130,8 @@ uint64_t gt_nvtx_schema_register(const gt_nvtx_domain *d, const nvtxPayloadSchem
  * domain); NULL when unknown. */
 const gt_nvtx_schema *gt_nvtx_schema_find(const gt_nvtx_domain *d, uint64_t id);
 
-/* Numbers read from payloads, in order: unnamed ones first become the
- * record's plain payload. */
+/* Numbers read from payloads, in order: the first unnamed one becomes the
+ * record's plain payload when it has none. */
 typedef struct gt_nvtx_numbers {
     uint32_t n;
     uint32_t name[GT_NVTX_NUMBERS];
@@ -153,9 +153,9 @@ size_t gt_nvtx_number_size(uint64_t type);
 void gt_nvtx_payload_numbers(const gt_nvtx_domain *d, const nvtxPayloadData_t *data, size_t count,
                              gt_nvtx_numbers *out);
 
-/* Writes out's numbers from `first` on as GT_EV_NVTX_FIELDS records, two
- * a record, right after the NVTX record they belong to. */
-void gt_nvtx_fields_record(const gt_nvtx_numbers *out, uint32_t first, uint64_t ticks);
+/* Writes out's numbers as GT_EV_NVTX_FIELDS records, two a record, right
+ * after the NVTX record they belong to. */
+void gt_nvtx_fields_record(const gt_nvtx_numbers *out, uint64_t ticks);
 
 /* --------------------------------------------- nvtx_counters.c, nvtx_heaps.c
  * The handlers of the counters and memory extensions, by callback id;

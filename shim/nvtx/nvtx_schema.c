@@ -337,9 +337,9 @@ void gt_nvtx_payload_numbers(const gt_nvtx_domain *d, const nvtxPayloadData_t *d
     }
 }
 
-void gt_nvtx_fields_record(const gt_nvtx_numbers *out, uint32_t first, uint64_t ticks)
+void gt_nvtx_fields_record(const gt_nvtx_numbers *out, uint64_t ticks)
 {
-    for (uint32_t i = first; i < out->n; i += 2) {
+    for (uint32_t i = 0; i < out->n; i += 2) {
         gt_event *ev = gt_ev_begin();
         if (!ev) return;
         ev->kind = GT_EV_NVTX_FIELDS;
