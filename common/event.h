@@ -206,6 +206,7 @@ typedef struct gt_event {
             uint32_t category;
             uint32_t color;
             uint8_t payload_kind; /* enum gt_number_kind of payload; GT_NUM_NONE: none */
+            uint8_t fields;       /* 1: GT_EV_NVTX_FIELDS records follow it */
             uint64_t payload;     /* the event attributes' numeric payload */
         } nvtx;
         struct {

@@ -4,8 +4,9 @@
  * fields of marks are not kept: nothing sums them per second).
  *
  * Fields records come right after their NVTX record on the same thread,
- * so each thread's last NVTX target is remembered: a row + 1, or a mark
- * row with MARK_BIT. */
+ * which says they follow (u.nvtx.fields): for those records only, the
+ * thread's target is remembered: a row + 1, or a mark row with MARK_BIT
+ * (0: the record went to no row, its fields go nowhere). */
 #include "aggregate.h"
 #include "event.h"
 #include "idmap.h"
@@ -33,17 +34,16 @@ static void add_to_row(gt_report *r, int32_t row, uint32_t name, uint32_t unit, 
 
 void gt_nvtx_payload_range(gt_report *r, const gt_event *ev, int32_t row)
 {
-    uint32_t target = row >= 0 ? (uint32_t)row + 1 : 0;
-    /* Most threads never send fields: remember only what may be needed. */
-    if (target || r->nvtx_targets.count) gt_idmap_set(&r->nvtx_targets, ev->tid, target);
+    if (ev->u.nvtx.fields)
+        gt_idmap_set(&r->nvtx_targets, ev->tid, row >= 0 ? (uint32_t)row + 1 : 0);
     if (ev->u.nvtx.payload_kind != GT_NUM_NONE)
         add_to_row(r, row, 0, 0, ev->u.nvtx.payload_kind, ev->u.nvtx.payload);
 }
 
 void gt_nvtx_payload_mark(gt_report *r, const gt_event *ev, int32_t mark)
 {
-    uint32_t target = mark >= 0 ? (uint32_t)mark | MARK_BIT : 0;
-    if (target || r->nvtx_targets.count) gt_idmap_set(&r->nvtx_targets, ev->tid, target);
+    if (ev->u.nvtx.fields)
+        gt_idmap_set(&r->nvtx_targets, ev->tid, mark >= 0 ? (uint32_t)mark | MARK_BIT : 0);
 }
 
 void gt_nvtx_payload_fields(gt_report *r, const gt_event *ev)

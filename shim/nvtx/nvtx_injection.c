@@ -157,6 +157,7 @@ static uint8_t payload_kind(int32_t type)
  * array of nvtxPayloadData_t, as many as reserved0 says). */
 static void payload_of(const nvtxEventAttributes_t *a, gt_nvtx_message *m)
 {
+    if (GT_LIKELY(a->payloadType == NVTX_PAYLOAD_UNKNOWN)) return; /* most ranges have none */
     if (a->payloadType == NVTX_PAYLOAD_TYPE_EXT) {
         m->ext = (const nvtxPayloadData_t *)(uintptr_t)a->payload.ullValue;
         m->next = m->ext ? (size_t)(uint32_t)a->reserved0 : 0;
@@ -271,35 +272,17 @@ static void capture_pop(nvtx_thread *t, uint32_t slot, int32_t level)
     }
 }
 
-/* One record; ticks 0: stamped now, after the message is resolved. The
- * numbers its extended payloads hold follow it: the first unnamed one is
- * its plain payload when it has none. */
-static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const gt_nvtx_message *m,
-                   uint64_t range_id, uint64_t ticks)
+/* One record of a plain payload (or none), `fields` 1 when fields records
+ * follow it; ticks 0: stamped now, after the message is resolved. Returns
+ * its timestamp; 0 when it was dropped. */
+static uint64_t record_plain(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d,
+                             const gt_nvtx_message *m, uint64_t range_id, uint64_t ticks,
+                             uint8_t payload_kind, uint64_t payload, uint8_t fields)
 {
     uint32_t name = m ? message_name(t, m) : 0;
     uint32_t category = m ? gt_nvtx_category(d, m->category) : 0;
-    uint8_t plain_kind = m ? m->payload_kind : GT_NUM_NONE;
-    uint64_t plain = m ? m->payload : 0;
-    gt_nvtx_numbers numbers;
-    numbers.n = 0;
-    if (GT_UNLIKELY(m && m->ext)) {
-        gt_nvtx_payload_numbers(d, m->ext, m->next, &numbers);
-        uint32_t i = 0;
-        while (i < numbers.n && numbers.name[i])
-            i++;
-        if (plain_kind == GT_NUM_NONE && i < numbers.n) {
-            /* The first unnamed number is taken; the others keep their order. */
-            plain_kind = numbers.kind[i];
-            plain = numbers.value[i];
-            for (numbers.n--; i < numbers.n; i++) {
-                numbers.name[i] = numbers.name[i + 1], numbers.unit[i] = numbers.unit[i + 1];
-                numbers.kind[i] = numbers.kind[i + 1], numbers.value[i] = numbers.value[i + 1];
-            }
-        }
-    }
     gt_event *ev = gt_ev_begin();
-    if (!ev) return;
+    if (!ev) return 0;
     ev->kind = kind;
     ev->device = GT_NO_DEVICE;
     ev->name = name;
@@ -307,12 +290,54 @@ static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const 
     ev->u.nvtx.domain = d->name;
     ev->u.nvtx.category = category;
     ev->u.nvtx.color = m ? m->color : 0;
-    ev->u.nvtx.payload_kind = plain_kind;
-    ev->u.nvtx.payload = plain;
+    ev->u.nvtx.payload_kind = payload_kind;
+    ev->u.nvtx.fields = fields;
+    ev->u.nvtx.payload = payload;
     ev->host_start = ticks ? ticks : gt_clock_ticks();
     uint64_t stamp = ev->host_start;
     gt_ev_commit(ev);
-    if (GT_UNLIKELY(numbers.n)) gt_nvtx_fields_record(&numbers, stamp);
+    return stamp;
+}
+
+/* A record with extended payloads: the numbers they hold follow it, and
+ * the first unnamed one is its plain payload when it has none. Apart from
+ * record() so that a range without them does not pay for their frame. */
+static __attribute__((noinline)) void record_ext(uint8_t kind, nvtx_thread *t,
+                                                 const gt_nvtx_domain *d, const gt_nvtx_message *m,
+                                                 uint64_t range_id, uint64_t ticks)
+{
+    uint8_t plain_kind = m->payload_kind;
+    uint64_t plain = m->payload;
+    gt_nvtx_numbers numbers;
+    numbers.n = 0;
+    gt_nvtx_payload_numbers(d, m->ext, m->next, &numbers);
+    uint32_t i = 0;
+    while (i < numbers.n && numbers.name[i])
+        i++;
+    if (plain_kind == GT_NUM_NONE && i < numbers.n) {
+        /* The first unnamed number is taken; the others keep their order. */
+        plain_kind = numbers.kind[i];
+        plain = numbers.value[i];
+        for (numbers.n--; i < numbers.n; i++) {
+            numbers.name[i] = numbers.name[i + 1], numbers.unit[i] = numbers.unit[i + 1];
+            numbers.kind[i] = numbers.kind[i + 1], numbers.value[i] = numbers.value[i + 1];
+        }
+    }
+    uint64_t stamp =
+        record_plain(kind, t, d, m, range_id, ticks, plain_kind, plain, numbers.n != 0);
+    if (stamp && numbers.n) gt_nvtx_fields_record(&numbers, stamp);
+}
+
+/* One record; ticks 0: stamped now, after the message is resolved. */
+static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const gt_nvtx_message *m,
+                   uint64_t range_id, uint64_t ticks)
+{
+    if (GT_UNLIKELY(m && m->ext)) {
+        record_ext(kind, t, d, m, range_id, ticks);
+        return;
+    }
+    record_plain(kind, t, d, m, range_id, ticks, m ? m->payload_kind : GT_NUM_NONE,
+                 m ? m->payload : 0, 0);
 }
 
 int gt_nvtx_range_push(const gt_nvtx_domain *d, const gt_nvtx_message *m)

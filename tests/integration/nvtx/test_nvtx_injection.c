@@ -555,12 +555,14 @@ static void test_extensions(void **state)
     /* The unnamed INT32 number is the push's own payload. */
     assert_int_equal(records[0].u.nvtx.payload_kind, GT_NUM_I32);
     assert_int_equal((int64_t)records[0].u.nvtx.payload, -9);
+    assert_int_equal(records[0].u.nvtx.fields, 1);
     assert_int_equal(records[1].kind, GT_EV_NVTX_FIELDS);
     assert_string_equal(text_of(records[1].u.fields.name[0]), "flops");
     assert_int_equal(records[1].u.fields.value[0], 12345);
     assert_string_equal(text_of(records[1].u.fields.name[1]), "seconds");
     assert_true(gt_number_value(records[1].u.fields.kind[1], records[1].u.fields.value[1]) == 0.25);
     assert_int_equal(records[2].u.nvtx.payload_kind, GT_NUM_F32);
+    assert_int_equal(records[2].u.nvtx.fields, 0);
     assert_true(gt_number_value(GT_NUM_F32, records[2].u.nvtx.payload) == 1.5);
 }
 

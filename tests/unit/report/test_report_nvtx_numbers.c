@@ -61,6 +61,13 @@ static gt_event with_payload(gt_event ev, uint8_t kind, uint64_t bits)
     return ev;
 }
 
+/* An NVTX record that fields records follow. */
+static gt_event with_fields(gt_event ev)
+{
+    ev.u.nvtx.fields = 1;
+    return ev;
+}
+
 static gt_event fields(uint32_t tid, uint64_t t, const char *name, uint64_t value,
                        const char *name2, double value2)
 {
@@ -98,10 +105,11 @@ static void test_payload_and_fields(void **unused)
     uint32_t solve = intern(names, "solve");
     for (int i = 0; i < 2; i++) {
         uint64_t t = 1000 + (uint64_t)i * 1000;
-        add(with_payload(nvtx_event(GT_EV_NVTX_PUSH, 1, t, 0, solve, 0), GT_NUM_U32, 7));
+        add(with_fields(
+            with_payload(nvtx_event(GT_EV_NVTX_PUSH, 1, t, 0, solve, 0), GT_NUM_U32, 7)));
         add(fields(1, t, "flops", 1000, "bytes_read", 0.5));
         add(kernel_event(intern(names, "k"), 1, t + 10, t + 20, t + 520)); /* 500 ns */
-        add(nvtx_event(GT_EV_NVTX_POP, 1, t + 100, 0, 0, 0));
+        add(with_fields(nvtx_event(GT_EV_NVTX_POP, 1, t + 100, 0, 0, 0)));
         add(fields(1, t + 100, "bytes_written", 64, NULL, 0));
     }
     gt_report_finish(r, 10000);
