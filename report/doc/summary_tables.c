@@ -430,8 +430,8 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
     bool readable_program = c == GT_CAT_COMPILE && s->v < GT_VERB_VERBOSE;
     for (size_t i = 0; i < shown; i++) {
         const gt_row *row = rows[order[i]].row;
-        char *label = readable_program ? compile_readable_label(s->r, row)
-                                       : gt_row_label(s->r, c, row);
+        char *label =
+            readable_program ? compile_readable_label(s->r, row) : gt_row_label(s->r, c, row);
         if (label && display) {
             char *readable = gt_display_name(label);
             free(label);

@@ -139,9 +139,9 @@ int gt_diff_write_text(const gt_diff *d, bool all, FILE *out)
     write_header(d, out);
     int rc = 0;
     for (size_t from = 0, to; from < d->nrows; from = to) {
-        for (to = from; to < d->nrows && d->rows[to].cat == d->rows[from].cat &&
-                        d->rows[to].mark == d->rows[from].mark &&
-                        d->rows[to].rate == d->rows[from].rate;
+        for (to = from;
+             to < d->nrows && d->rows[to].cat == d->rows[from].cat &&
+             d->rows[to].mark == d->rows[from].mark && d->rows[to].rate == d->rows[from].rate;
              to++)
             ;
         if (write_category(d, from, to, all, out) != 0) rc = -1;
