@@ -292,6 +292,7 @@ static void write_memory(gt_summary *s)
     if (s->v >= GT_VERB_VERBOSE)
         for (uint32_t i = 0; i < m->ndevices; i++)
             write_leaks(s, &m->devices[i]);
+    gt_summary_heaps(s);
 }
 
 /* Ranges the NVTX table could not take at face value. */
@@ -462,6 +463,8 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
         if (c == GT_CAT_NVTX) {
             write_nvtx_notes(&s);
             write_marks(&s);
+            gt_summary_counters(&s);
+            gt_summary_range_memory(&s);
         }
     }
     fputc('\n', out);

@@ -4,7 +4,8 @@
  *   kernel   name id, 1 for a graph launch
  *   memcpy   enum gt_copy_dir, enum gt_host_mem, 1 when async
  *   memset   1 when async
- *   compile  api id, program name id, 1 when it succeeded
+ *   compile  api id, program name id, 1 when it succeeded, id of its other
+ *            functions (a line each; 0 none)
  *   module   api id, enum gt_image_kind
  *   sync     api id
  *   nvtx     domain id, message id
@@ -16,8 +17,10 @@
 #include <stdbool.h>
 
 #include "advice.h"
+#include "counter_table.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "heap_table.h"
 #include "idmap.h"
 #include "loaded.h"
 #include "memory_table.h"
@@ -53,6 +56,9 @@ struct gt_report {
     gt_memory memory;
     gt_nvtx nvtx;
     gt_nvtx_marks marks;
+    gt_idmap nvtx_targets; /* tid -> what its last NVTX record's fields go to (nvtx_payload.c) */
+    gt_counter_table counters; /* NVTX counters */
+    gt_heap_table heaps;       /* NVTX memory heaps and regions */
     gt_gpu_busy busy;
     gt_advice_acc advice;
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */

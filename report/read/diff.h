@@ -11,7 +11,13 @@
  * time added, whether a row grew or appeared. NVTX marks are matched
  * by domain and name after the NVTX rows (category "nvtx_mark"): they
  * have counts, no time, so they are new, gone or the same and never fail
- * the gate. Memory devices are not compared. */
+ * the gate. Memory devices are not compared.
+ *
+ * Rates (diff_rates.c, category "nvtx_rate"): for an NVTX range in both
+ * reports, each payload number both give per second of the range's GPU
+ * time (of its wall time when it had none). A throughput that dropped by
+ * more than the threshold is `slower` and fails the gate; one that rose
+ * is `faster`. Compared whenever NVTX ranges or kernels are. */
 #ifndef GT_DIFF_H
 #define GT_DIFF_H
 
@@ -52,6 +58,9 @@ typedef struct gt_diff_side {
 typedef struct gt_diff_row {
     enum gt_category cat;
     bool mark;  /* an NVTX mark (cat is GT_CAT_NVTX): calls are its count */
+    bool rate;  /* an NVTX rate (cat is GT_CAT_NVTX): compared by rate_* */
+    double rate_before, rate_after; /* per second */
+    char unit[24];                  /* of the rate: "FLOP", "B", "" */
     char *name; /* the row's label, as in the summary */
     gt_diff_side before, after;
     enum gt_diff_verdict verdict;
@@ -88,7 +97,16 @@ void gt_diff_free(gt_diff *d);
 
 const char *gt_diff_verdict_name(enum gt_diff_verdict v);
 
-/* The category a row is shown under: "nvtx_mark" for marks. */
+/* Appends the rate rows of the NVTX ranges both reports have (diff_rates.c);
+ * 0, or -1 when out of memory. */
+int gt_diff_rates(gt_diff *d, size_t *cap, const gt_report *base, const gt_report *next);
+
+/* A new row at the end of d's rows (grown by doubling *cap); NULL when
+ * out of memory. */
+gt_diff_row *gt_diff_add_row(gt_diff *d, size_t *cap);
+
+/* The category a row is shown under: "nvtx_mark" for marks, "nvtx_rate"
+ * for rates. */
 const char *gt_diff_row_category(const gt_diff_row *r);
 
 /* Text: the header, the verdict, and per category a table of the rows

@@ -74,7 +74,7 @@ enum { NCOLS = sizeof columns / sizeof columns[0] };
 
 static void add_row(gt_text_table *tt, const gt_diff_row *r)
 {
-    char cells[NCOLS - 1][GT_FORMAT_CAP + 8];
+    char cells[NCOLS - 1][GT_FORMAT_RATE_CAP];
     const char *c[NCOLS];
     snprintf(cells[0], sizeof cells[0], "%s%s", gt_diff_verdict_name(r->verdict),
              (r->verdict == GT_DIFF_SLOWER || r->verdict == GT_DIFF_NEW) && !r->fails && !r->mark
@@ -90,9 +90,12 @@ static void add_row(gt_text_table *tt, const gt_diff_row *r)
             snprintf(cells[6 + s], sizeof cells[6 + s], "-");
             continue;
         }
-        /* A mark has a count and no time. */
+        /* A mark has a count and no time; a rate is per second. */
         if (r->mark)
             snprintf(cells[2 + s], sizeof cells[2 + s], "-");
+        else if (r->rate)
+            gt_format_rate(s ? r->rate_after : r->rate_before, r->unit, cells[2 + s],
+                           sizeof cells[2 + s]);
         else
             gt_format_ns(side->total, cells[2 + s], sizeof cells[2 + s]);
         snprintf(cells[4 + s], sizeof cells[4 + s], "%" PRIu64, side->calls);
@@ -136,8 +139,9 @@ int gt_diff_write_text(const gt_diff *d, bool all, FILE *out)
     write_header(d, out);
     int rc = 0;
     for (size_t from = 0, to; from < d->nrows; from = to) {
-        for (to = from; to < d->nrows && d->rows[to].cat == d->rows[from].cat &&
-                        d->rows[to].mark == d->rows[from].mark;
+        for (to = from;
+             to < d->nrows && d->rows[to].cat == d->rows[from].cat &&
+             d->rows[to].mark == d->rows[from].mark && d->rows[to].rate == d->rows[from].rate;
              to++)
             ;
         if (write_category(d, from, to, all, out) != 0) rc = -1;
@@ -217,6 +221,11 @@ int gt_diff_write_json(const gt_diff *d, FILE *out)
         json_pct(&w, "change_pct", r->change_pct);
         json_side(&w, "before", &r->before);
         json_side(&w, "after", &r->after);
+        if (r->rate) {
+            gt_json_kv_number(&w, "rate_before", r->rate_before);
+            gt_json_kv_number(&w, "rate_after", r->rate_after);
+            gt_json_kv_string(&w, "unit", r->unit);
+        }
         gt_json_object_end(&w);
     }
     gt_json_array_end(&w);

@@ -343,7 +343,7 @@ static bool keep_member(gt_loader *ld, const cJSON *m)
         "tool",   "schema", "version",    "process",   "config", "totals",  "kernels",
         "memcpy", "memset", "memory",     "compile",   "module", "sync",    "nvtx",
         "api",    "advice", "nvtx_marks", "anomalies", "inputs", "capture", "snapshot",
-        "gpu_timing",
+        "gpu_timing", "nvtx_counters",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;

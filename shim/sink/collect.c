@@ -88,9 +88,9 @@ void gt_collect_flush_debug(void)
 }
 
 static const char *const kind_names[GT_EV_KIND_COUNT] = {
-    "none",     "api",        "kernel",   "graph",     "memcpy",      "memset",
-    "alloc",    "free",       "compile",  "module",    "sync",        "nvtx-push",
-    "nvtx-pop", "nvtx-start", "nvtx-end", "nvtx-mark", "thread-name", "ctx-end",
+    "none",     "api",       "kernel",      "graph",   "memcpy",      "memset",       "alloc",
+    "free",     "compile",   "module",      "sync",    "nvtx-push",   "nvtx-pop",     "nvtx-start",
+    "nvtx-end", "nvtx-mark", "thread-name", "ctx-end", "nvtx-fields", "nvtx-counter", "nvtx-heap",
 };
 
 static void debug_event(const gt_event *ev)
