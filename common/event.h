@@ -48,6 +48,10 @@ enum gt_event_kind {
     /* A context destroyed, or a primary context reset or released for the
      * last time (u.mem.ctx): memory still allocated in it goes with it. */
     GT_EV_CTX_END,
+    /* The checksum of a device-to-host copy's data (GPUTRACE_CHECKSUM):
+     * u.checksum, bytes = the copy's; host_start..host_end is the time
+     * hashing took. Not an event of the report: its checksum list only. */
+    GT_EV_CHECKSUM,
     GT_EV_KIND_COUNT
 };
 
@@ -175,6 +179,12 @@ typedef struct gt_event {
             uint32_t category;
             uint32_t color;
         } nvtx;
+        struct {
+            uint64_t hash;   /* valid with status GT_CK_HASHED (checksum_mode.h) */
+            uint64_t index;  /* the copy's number among its thread's device-to-host copies */
+            uint32_t thread; /* its thread's number, in the order of their first such copy */
+            uint8_t status;  /* enum gt_checksum_status */
+        } checksum;
         uint8_t raw[48];
     } u;
 } gt_event;

@@ -8,6 +8,7 @@
  * memory in use. */
 #include "advice.h"
 #include "aggregate.h"
+#include "checksum_list.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "memory_table.h"
@@ -190,6 +191,7 @@ static void add_category(gt_report *r, const gt_event *ev)
     case GT_EV_NONE:
     case GT_EV_API:
     case GT_EV_THREAD_NAME:
+    case GT_EV_CHECKSUM:
     case GT_EV_KIND_COUNT:
         break;
     }
@@ -204,8 +206,23 @@ static void add_uncaptured(gt_report *r, const gt_event *ev)
         gt_memory_add(&r->memory, ev);
 }
 
+/* A copy's checksum: the checksum list, not an event of the tables. */
+static void add_checksum(gt_report *r, const gt_event *ev)
+{
+    gt_checksum_entry e = {.index = ev->u.checksum.index,
+                           .bytes = ev->bytes,
+                           .hash = ev->u.checksum.hash,
+                           .thread = ev->u.checksum.thread,
+                           .status = ev->u.checksum.status};
+    gt_checksums_add(&r->checksums, &e, host_ns(ev));
+}
+
 void gt_report_add(gt_report *r, const gt_event *ev)
 {
+    if (ev->kind == GT_EV_CHECKSUM) {
+        add_checksum(r, ev);
+        return;
+    }
     if (ev->flags & GT_EVF_UNCAPTURED) {
         add_uncaptured(r, ev);
         return;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "advice.h"
+#include "checksum_list.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "idmap.h"
@@ -55,6 +56,7 @@ struct gt_report {
     gt_nvtx_marks marks;
     gt_gpu_busy busy;
     gt_advice_acc advice;
+    gt_checksums checksums; /* GPUTRACE_CHECKSUM (checksum_list.h) */
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
 

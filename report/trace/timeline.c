@@ -43,6 +43,7 @@ void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, 
         d->thread_name(w, ev);
         break;
     case GT_EV_NONE:
+    case GT_EV_CHECKSUM: /* the report's checksum list only */
     case GT_EV_KIND_COUNT:
         break;
     }
