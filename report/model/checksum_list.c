@@ -45,22 +45,25 @@ static gt_checksum_thread *thread_of(gt_checksums *c, uint32_t rank, uint32_t th
     return t;
 }
 
-static bool list(gt_checksums *c, const gt_checksum_entry *e)
+int gt_checksums_list(gt_checksums *c, const gt_checksum_entry *e)
 {
-    if (c->n == GT_CHECKSUMS_LISTED_MAX) return false;
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 256;
-        if (cap > GT_CHECKSUMS_LISTED_MAX) cap = GT_CHECKSUMS_LISTED_MAX;
         gt_checksum_entry *grown = realloc(c->entries, cap * sizeof(*grown));
-        if (!grown) {
-            c->incomplete = true;
-            return false;
-        }
+        if (!grown) return -1;
         c->entries = grown;
         c->cap = cap;
     }
     c->entries[c->n++] = *e;
-    return true;
+    return 0;
+}
+
+static bool list(gt_checksums *c, const gt_checksum_entry *e)
+{
+    if (c->n == GT_CHECKSUMS_LISTED_MAX) return false;
+    if (gt_checksums_list(c, e) == 0) return true;
+    c->incomplete = true;
+    return false;
 }
 
 void gt_checksums_add(gt_checksums *c, const gt_checksum_entry *e, uint64_t cost_ns)

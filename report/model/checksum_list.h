@@ -63,6 +63,11 @@ void gt_checksums_set_mode(gt_checksums *c, gt_checksum_mode m);
  * thread's digest always. cost_ns: the time its hashing took. */
 void gt_checksums_add(gt_checksums *c, const gt_checksum_entry *e, uint64_t cost_ns);
 
+/* A listed copy of a report read back or merged, whose counts and thread
+ * summaries are set apart: listed whatever the list's bound (the file's
+ * size bounds it). 0, or -1 when out of memory. */
+int gt_checksums_list(gt_checksums *c, const gt_checksum_entry *e);
+
 /* A thread's summary as a report read back gives it (its copies past
  * the list included): replaces what adding its listed copies made. */
 void gt_checksums_set_thread(gt_checksums *c, const gt_checksum_thread *t);

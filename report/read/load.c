@@ -343,7 +343,7 @@ static bool keep_member(gt_loader *ld, const cJSON *m)
         "tool",   "schema", "version",    "process",   "config", "totals",  "kernels",
         "memcpy", "memset", "memory",     "compile",   "module", "sync",    "nvtx",
         "api",    "advice", "nvtx_marks", "anomalies", "inputs", "capture", "snapshot",
-        "gpu_timing",
+        "gpu_timing", "checksums",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;
@@ -394,7 +394,7 @@ static bool load_document(gt_loader *ld, const cJSON *doc)
     if (!gt_load_tables(ld, doc)) return false;
     ld->table = NULL;
     if (!load_advice(ld, doc) || !load_anomalies(ld, doc) || !load_inputs(ld, doc) ||
-        !gt_load_capture(ld, doc))
+        !gt_load_capture(ld, doc) || !gt_load_checksums(ld, doc))
         return false;
     ld->table = NULL;
     for (const cJSON *m = doc->child; m; m = m->next)
