@@ -16,8 +16,8 @@ static void note_record(CUevent e, CUstream s, int per_thread)
     errno = saved;
 }
 
-#define EVENT_RECORD(sym, per_thread, params, args, stream)                                        \
-    GT_DRIVER_HOOK(sym, sym, GT_CAT_SYNC)                                                          \
+#define EVENT_RECORD(sym, base, per_thread, params, args, stream)                                  \
+    GT_DRIVER_HOOK(sym, base, GT_CAT_SYNC)                                                         \
     GT_EXPORT GT_NO_STACK_PROTECTOR CUresult CUDAAPI sym params                                    \
     {                                                                                              \
         GT_ENTER_ANY(sym, CUDA_ERROR_NOT_FOUND, args);                                             \
@@ -27,9 +27,9 @@ static void note_record(CUevent e, CUstream s, int per_thread)
         return r;                                                                                  \
     }
 
-EVENT_RECORD(cuEventRecord, 0, (CUevent e, CUstream s), (e, s), s)
-EVENT_RECORD(cuEventRecord_ptsz, 1, (CUevent e, CUstream s), (e, s), s)
-EVENT_RECORD(cuEventRecordWithFlags, 0, (CUevent e, CUstream s, unsigned int flags), (e, s, flags),
-             s)
-EVENT_RECORD(cuEventRecordWithFlags_ptsz, 1, (CUevent e, CUstream s, unsigned int flags),
-             (e, s, flags), s)
+EVENT_RECORD(cuEventRecord, cuEventRecord, 0, (CUevent e, CUstream s), (e, s), s)
+EVENT_RECORD(cuEventRecord_ptsz, cuEventRecord, 1, (CUevent e, CUstream s), (e, s), s)
+EVENT_RECORD(cuEventRecordWithFlags, cuEventRecordWithFlags, 0,
+             (CUevent e, CUstream s, unsigned int flags), (e, s, flags), s)
+EVENT_RECORD(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags, 1,
+             (CUevent e, CUstream s, unsigned int flags), (e, s, flags), s)
