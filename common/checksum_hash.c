@@ -12,37 +12,47 @@
 #define F64_EXPONENT 0x7ff0000000000000ull
 #define BLOCK_BYTES 4096u
 
+/* Half of the last kept bit added to the magnitude (a carry out of the
+ * mantissa goes into the exponent, as rounding a float does), the bits
+ * below it cleared; infinities and NaNs kept. Written as a select, so that
+ * the loops below vectorise. */
+#define ROUND(v, bits, mant, exponent, one)                                                        \
+    ((bits) >= (mant) || ((v) & (exponent)) == (exponent)                                          \
+         ? (v)                                                                                     \
+         : ((v) + ((one) << ((mant) - (bits)-1))) & ~(((one) << ((mant) - (bits))) - 1))
+
 uint32_t gt_checksum_round_f32(uint32_t value, unsigned bits)
 {
-    unsigned drop = GT_CHECKSUM_F32_BITS - bits;
-    if (bits >= GT_CHECKSUM_F32_BITS || (value & F32_EXPONENT) == F32_EXPONENT) return value;
-    /* Half of the last kept bit added to the magnitude (a carry out of
-     * the mantissa goes into the exponent, as rounding a float does). */
-    value += 1u << (drop - 1);
-    return value & ~((1u << drop) - 1);
+    return ROUND(value, bits, GT_CHECKSUM_F32_BITS, F32_EXPONENT, 1u);
 }
 
 uint64_t gt_checksum_round_f64(uint64_t value, unsigned bits)
 {
-    unsigned drop = GT_CHECKSUM_F64_BITS - bits;
-    if (bits >= GT_CHECKSUM_F64_BITS || (value & F64_EXPONENT) == F64_EXPONENT) return value;
-    value += 1ull << (drop - 1);
-    return value & ~((1ull << drop) - 1);
+    return ROUND(value, bits, GT_CHECKSUM_F64_BITS, F64_EXPONENT, 1ull);
 }
+
+/* The floats of p[0, n) rounded, block by block, into the state. The
+ * values are little-endian: swapped around the rounding elsewhere. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LE32(v) __builtin_bswap32(v)
+#define LE64(v) __builtin_bswap64(v)
+#else
+#define LE32(v) (v)
+#define LE64(v) (v)
+#endif
 
 static void feed_f32(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits)
 {
     uint32_t block[BLOCK_BYTES / 4];
+    uint32_t half = bits < GT_CHECKSUM_F32_BITS ? 1u << (GT_CHECKSUM_F32_BITS - bits - 1) : 0;
+    uint32_t mask = bits < GT_CHECKSUM_F32_BITS ? ~((half << 1) - 1) : ~0u;
     while (n) {
         size_t k = n < BLOCK_BYTES / 4 ? n : BLOCK_BYTES / 4;
         memcpy(block, p, k * 4);
         for (size_t i = 0; i < k; i++) {
-            uint32_t v = block[i];
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            block[i] = __builtin_bswap32(gt_checksum_round_f32(__builtin_bswap32(v), bits));
-#else
-            block[i] = gt_checksum_round_f32(v, bits);
-#endif
+            uint32_t v = LE32(block[i]);
+            uint32_t r = (v & F32_EXPONENT) == F32_EXPONENT ? v : (v + half) & mask;
+            block[i] = LE32(r);
         }
         gt_xxh3_update(s, block, k * 4);
         p += k * 4;
@@ -53,16 +63,15 @@ static void feed_f32(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits
 static void feed_f64(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits)
 {
     uint64_t block[BLOCK_BYTES / 8];
+    uint64_t half = bits < GT_CHECKSUM_F64_BITS ? 1ull << (GT_CHECKSUM_F64_BITS - bits - 1) : 0;
+    uint64_t mask = bits < GT_CHECKSUM_F64_BITS ? ~((half << 1) - 1) : ~0ull;
     while (n) {
         size_t k = n < BLOCK_BYTES / 8 ? n : BLOCK_BYTES / 8;
         memcpy(block, p, k * 8);
         for (size_t i = 0; i < k; i++) {
-            uint64_t v = block[i];
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            block[i] = __builtin_bswap64(gt_checksum_round_f64(__builtin_bswap64(v), bits));
-#else
-            block[i] = gt_checksum_round_f64(v, bits);
-#endif
+            uint64_t v = LE64(block[i]);
+            uint64_t r = (v & F64_EXPONENT) == F64_EXPONENT ? v : (v + half) & mask;
+            block[i] = LE64(r);
         }
         gt_xxh3_update(s, block, k * 8);
         p += k * 8;
