@@ -201,10 +201,13 @@ static inline void commit(gt_event *ev, gt_gpu_pair *pair, const gt_call *c)
     gt_ev_commit(ev);
 }
 
-/* A call with no category of its own is recorded for `api` only. */
+/* A call with no category of its own is recorded for `api` only; one
+ * entered for the checksums alone is not recorded. */
 static inline gt_event *begin(const gt_call *c)
 {
-    if (c->kind == GT_EV_API && !(gt_hook_mode(c->hook) & GT_HOOK_API)) return NULL;
+    unsigned mode = gt_hook_mode(c->hook);
+    if (!(mode & (GT_HOOK_WORK | GT_HOOK_API))) return NULL;
+    if (c->kind == GT_EV_API && !(mode & GT_HOOK_API)) return NULL;
     return gt_ev_begin();
 }
 

@@ -13,6 +13,9 @@ check_checksum.py --lib LIB --cli GPUTRACE --prog PROG CASE
                        `gputrace report -f json` gives the JSON back byte for
                        byte
   off                  no checksums key, no summary line, without the variable
+  categories_off       with only the kernel category: every copy still hashed, at its
+                       synchronize, and no copy or synchronize recorded (the same
+                       events as without checksums)
   diff_same            two runs: diff passes (0) and says the copies are the same
   diff_changed         one element of copy 3 changed: diff exits 3 naming thread 0
                        copy 3, its size and both hashes
@@ -142,6 +145,20 @@ def check_off(c):
     c.expect(len(truth) == 6, f"the program made {len(truth)} copies")
 
 
+def check_categories_off(c):
+    only = {"GPUTRACE_CATEGORIES": "kernel"}
+    _, report, truth, _ = c.run("mixed", env=only)
+    got = [(x["index"], x["bytes"], x["hash"], x["status"]) for x in report["checksums"]["copies"]]
+    want = [(t["index"], t["bytes"], t["hash"], t["status"]) for t in truth]
+    c.expect(got == want, f"copies {got}\nexpected {want}")
+    _, bare, _, _ = c.run("mixed", mode=None, env=only)
+    c.expect(report["memcpy"] == [] and report["sync"] == [] and report["api"] == [],
+             "tables of categories that are off")
+    c.expect(report["totals"]["events"] == bare["totals"]["events"],
+             f"{report['totals']['events']} events with checksums, "
+             f"{bare['totals']['events']} without")
+
+
 def check_diff_same(c):
     a, *_ = c.run("mixed")
     b, *_ = c.run("mixed")
@@ -263,7 +280,8 @@ def main():
         if args.case.startswith("truth_"):
             check_truth(c, args.case[len("truth_"):])
         else:
-            {"off": check_off, "diff_same": check_diff_same, "diff_changed": check_diff_changed,
+            {"off": check_off, "categories_off": check_categories_off,
+             "diff_same": check_diff_same, "diff_changed": check_diff_changed,
              "diff_not_comparable": check_not_comparable, "float_tolerant": check_float,
              "threads_diff": check_threads_diff, "merge": check_merge}[args.case](c)
     if c.failures:
