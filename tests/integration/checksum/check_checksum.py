@@ -13,9 +13,9 @@ check_checksum.py --lib LIB --cli GPUTRACE --prog PROG CASE
                        `gputrace report -f json` gives the JSON back byte for
                        byte
   off                  no checksums key, no summary line, without the variable
-  categories_off       with only the kernel category: every copy still hashed, at its
-                       synchronize, and no copy or synchronize recorded (the same
-                       events as without checksums)
+  categories_off       with only the kernel category, driver and runtime: every copy
+                       still hashed, at its synchronize, and no copy or synchronize
+                       recorded (the same events as without checksums)
   diff_same            two runs: diff passes (0) and says the copies are the same
   diff_changed         one element of copy 3 changed: diff exits 3 naming thread 0
                        copy 3, its size and both hashes
@@ -147,16 +147,18 @@ def check_off(c):
 
 def check_categories_off(c):
     only = {"GPUTRACE_CATEGORIES": "kernel"}
-    _, report, truth, _ = c.run("mixed", env=only)
-    got = [(x["index"], x["bytes"], x["hash"], x["status"]) for x in report["checksums"]["copies"]]
-    want = [(t["index"], t["bytes"], t["hash"], t["status"]) for t in truth]
-    c.expect(got == want, f"copies {got}\nexpected {want}")
-    _, bare, _, _ = c.run("mixed", mode=None, env=only)
-    c.expect(report["memcpy"] == [] and report["sync"] == [] and report["api"] == [],
-             "tables of categories that are off")
-    c.expect(report["totals"]["events"] == bare["totals"]["events"],
-             f"{report['totals']['events']} events with checksums, "
-             f"{bare['totals']['events']} without")
+    for scenario in ("mixed", "runtime"):
+        _, report, truth, _ = c.run(scenario, env=only)
+        got = [(x["index"], x["bytes"], x["hash"], x["status"])
+               for x in report["checksums"]["copies"]]
+        want = [(t["index"], t["bytes"], t["hash"], t["status"]) for t in truth]
+        c.expect(got == want, f"{scenario}: copies {got}\nexpected {want}")
+        _, bare, _, _ = c.run(scenario, mode=None, env=only)
+        c.expect(report["memcpy"] == [] and report["sync"] == [] and report["api"] == [],
+                 f"{scenario}: tables of categories that are off")
+        c.expect(report["totals"]["events"] == bare["totals"]["events"],
+                 f"{scenario}: {report['totals']['events']} events with checksums, "
+                 f"{bare['totals']['events']} without")
 
 
 def check_diff_same(c):
