@@ -53,6 +53,10 @@ enum gt_event_kind {
     GT_EV_NVTX_FIELDS,  /* u.fields: numbers of the NVTX record just before it on this thread */
     GT_EV_NVTX_COUNTER, /* u.counter, name = the counter: one sample */
     GT_EV_NVTX_HEAP,    /* u.heap, name = the heap, bytes: a heap or region changed */
+    /* The checksum of a device-to-host copy's data (GPUTRACE_CHECKSUM):
+     * u.checksum, bytes = the copy's; host_start..host_end is the time
+     * hashing took. Not an event of the report: its checksum list only. */
+    GT_EV_CHECKSUM,
     GT_EV_KIND_COUNT
 };
 
@@ -80,17 +84,18 @@ static inline bool gt_kind_moves_memory(unsigned kind)
 #define GT_EVF_GPU_PENDING 0x04u /* shim-internal: gpu_start holds an event pair handle */
 #define GT_EVF_CAPTURED 0x08u    /* issued into a stream capture: no GPU time exists */
 #define GT_EVF_BLOCKING 0x10u    /* host blocked for the GPU work: also a `sync` row */
-#define GT_EVF_RUNTIME 0x20u     /* `result` is a cudaError_t (else CUresult or the
-                                    compiler library's status) */
-#define GT_EVF_GRAPH_NODE 0x40u  /* a kernel a graph launch ran, as CUPTI saw it: not a call */
-#define GT_EVF_UNCAPTURED 0x80u  /* made outside a capture window: for memory in use only */
+#define GT_EVF_RUNTIME                                                                             \
+    0x20u                       /* `result` is a cudaError_t (else CUresult or the                 \
+                                   compiler library's status) */
+#define GT_EVF_GRAPH_NODE 0x40u /* a kernel a graph launch ran, as CUPTI saw it: not a call */
+#define GT_EVF_UNCAPTURED 0x80u /* made outside a capture window: for memory in use only */
 
 /* memcpy direction (SPEC §4). */
 enum gt_copy_dir { GT_DIR_HTOD, GT_DIR_DTOH, GT_DIR_DTOD, GT_DIR_HTOH, GT_DIR_PTOP, GT_DIR_COUNT };
 
 /* Host side of a copy. */
 enum gt_host_mem {
-    GT_HOST_NONE,     /* no host side (DtoD, PtoP) */
+    GT_HOST_NONE, /* no host side (DtoD, PtoP) */
     GT_HOST_PAGEABLE,
     GT_HOST_PINNED,
     GT_HOST_MANAGED,
@@ -108,7 +113,13 @@ enum gt_mem_kind {
 };
 
 /* Module image kinds (SPEC §4). */
-enum gt_image_kind { GT_IMAGE_UNKNOWN, GT_IMAGE_PTX, GT_IMAGE_CUBIN, GT_IMAGE_FATBIN, GT_IMAGE_COUNT };
+enum gt_image_kind {
+    GT_IMAGE_UNKNOWN,
+    GT_IMAGE_PTX,
+    GT_IMAGE_CUBIN,
+    GT_IMAGE_FATBIN,
+    GT_IMAGE_COUNT
+};
 
 /* Where the PTX that a `ptx` module load compiles came from: what decides
  * how to ship machine code instead (the ptx-jit advice). */
@@ -190,9 +201,9 @@ typedef struct gt_event {
             uint8_t mem_kind; /* enum gt_mem_kind */
         } mem;
         struct {
-            uint32_t inputs;  /* modules/inputs given to the compiler or linker */
-            uint32_t options; /* option count */
-            uint32_t first;   /* 1: the first record of its program or link */
+            uint32_t inputs;    /* modules/inputs given to the compiler or linker */
+            uint32_t options;   /* option count */
+            uint32_t first;     /* 1: the first record of its program or link */
             uint32_t functions; /* string id: the other functions it defines, a line each */
         } compile;
         struct {
@@ -228,6 +239,12 @@ typedef struct gt_event {
             uint32_t domain;
             uint8_t op; /* enum gt_heap_op */
         } heap;
+        struct {
+            uint64_t hash;   /* valid with status GT_CK_HASHED (checksum_mode.h) */
+            uint64_t index;  /* the copy's number among its thread's device-to-host copies */
+            uint32_t thread; /* its thread's number, in the order of their first such copy */
+            uint8_t status;  /* enum gt_checksum_status */
+        } checksum;
         uint8_t raw[48];
     } u;
 } gt_event;

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import IO, Any, Iterator
 
 # Tables whose rows are not a top-level list: name -> path to the list.
-_NESTED = {"memory": ("memory", "devices"), "heaps": ("memory", "heaps")}
+_NESTED = {"memory": ("memory", "devices"), "heaps": ("memory", "heaps"),
+           "checksums": ("checksums", "copies")}
 
 STATS = ("total", "avg", "med", "min", "max", "stddev", "first", "rest_avg")
 
@@ -34,6 +35,7 @@ _COLUMNS = {
               "region_bytes_peak"),
     "api": ("name", "calls") + _stats("wall_ns") + ("errors",),
     "advice": ("rule", "count", "message"),
+    "checksums": ("thread", "index", "bytes", "hash", "status", "site"),
 }
 
 # Objects whose keys are data rather than fields (error name -> count): they
@@ -174,6 +176,12 @@ class Report(Mapping):
 
     def advice_df(self):
         return self.df("advice")
+
+    def checksums_df(self):
+        """checksums.copies (GPUTRACE_CHECKSUM): one row per device-to-host
+        copy, by thread and index; hash is 16 hex digits, None when the copy
+        could not be hashed (status says why)."""
+        return self.df("checksums")
 
 
 def load(source: str | os.PathLike | IO) -> Report:

@@ -21,6 +21,7 @@
 
 #include "advice.h"
 #include "aggregate.h"
+#include "checksum_doc.h"
 #include "display_name.h"
 #include "event.h"
 #include "gpu_busy.h"
@@ -498,6 +499,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     if (gt_json_nvtx_counters(&c.w, r, p ? p->start_ns : 0) != 0) c.incomplete = true;
     write_anomalies(&c);
     write_capture(&c, p);
+    if (gt_checksums_write_json(&c.w, r) != 0) c.incomplete = true;
     write_loaded_extras(&c);
     gt_snapshot_info snapshot;
     gt_report_snapshot(r, p, &snapshot);

@@ -7,6 +7,7 @@
 
 #include "advice.h"
 #include "aggregate.h"
+#include "checksum_doc.h"
 #include "event.h"
 #include "format.h"
 #include "gpu_busy.h"
@@ -468,6 +469,10 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
         }
     }
     fputc('\n', out);
+    if (r->checksums.on) {
+        gt_checksums_write_summary(r, out);
+        fputc('\n', out);
+    }
     write_advice(&s);
     if (v >= GT_VERB_DEBUG) {
         fputc('\n', out);

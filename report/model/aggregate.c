@@ -9,6 +9,7 @@
 #include "advice.h"
 #include "aggregate.h"
 #include "counter_table.h"
+#include "checksum_list.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "heap_table.h"
@@ -225,6 +226,7 @@ static void add_category(gt_report *r, const gt_event *ev)
     case GT_EV_NONE:
     case GT_EV_API:
     case GT_EV_THREAD_NAME:
+    case GT_EV_CHECKSUM:
     case GT_EV_KIND_COUNT:
         break;
     }
@@ -240,8 +242,23 @@ static void add_uncaptured(gt_report *r, const gt_event *ev)
     if (ev->kind == GT_EV_NVTX_HEAP) gt_heap_table_add(&r->heaps, ev);
 }
 
+/* A copy's checksum: the checksum list, not an event of the tables. */
+static void add_checksum(gt_report *r, const gt_event *ev)
+{
+    gt_checksum_entry e = {.index = ev->u.checksum.index,
+                           .bytes = ev->bytes,
+                           .hash = ev->u.checksum.hash,
+                           .thread = ev->u.checksum.thread,
+                           .status = ev->u.checksum.status};
+    gt_checksums_add(&r->checksums, &e, host_ns(ev));
+}
+
 void gt_report_add(gt_report *r, const gt_event *ev)
 {
+    if (ev->kind == GT_EV_CHECKSUM) {
+        add_checksum(r, ev);
+        return;
+    }
     if (ev->flags & GT_EVF_UNCAPTURED) {
         add_uncaptured(r, ev);
         return;

@@ -18,6 +18,7 @@
 
 #include "advice.h"
 #include "counter_table.h"
+#include "checksum_list.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "heap_table.h"
@@ -45,13 +46,13 @@ struct gt_report {
      * pair there also times the other threads' work (event pairs only). */
     uint64_t shared_streams;
     gt_idmap stream_threads; /* (device, stream) -> first thread + 1, or SHARED */
-    char dropped_why[192];    /* why events were dropped; "" when not known */
-    gt_capture_info capture;  /* capture.c; valid when capture_set */
+    char dropped_why[192];   /* why events were dropped; "" when not known */
+    gt_capture_info capture; /* capture.c; valid when capture_set */
     bool capture_set;
     gt_snapshot_info snapshot; /* snapshot.c */
-    uint64_t late;          /* records made after the cut (only their memory effect is kept) */
-    uint64_t late_gpu_work; /* of them, kernel launches, copies and memsets */
-    uint64_t gpu_pending;   /* GPU work reported without GPU time: still pending at the end */
+    uint64_t late;             /* records made after the cut (only their memory effect is kept) */
+    uint64_t late_gpu_work;    /* of them, kernel launches, copies and memsets */
+    uint64_t gpu_pending;      /* GPU work reported without GPU time: still pending at the end */
     gt_table tables[GT_CAT_COUNT]; /* tables[GT_CAT_MEMORY] stays empty */
     gt_memory memory;
     gt_nvtx nvtx;
@@ -61,6 +62,7 @@ struct gt_report {
     gt_heap_table heaps;       /* NVTX memory heaps and regions */
     gt_gpu_busy busy;
     gt_advice_acc advice;
+    gt_checksums checksums;   /* GPUTRACE_CHECKSUM (checksum_list.h) */
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
 

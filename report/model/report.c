@@ -3,6 +3,8 @@
 
 #include "aggregate.h"
 #include "counter_table.h"
+#include "checksum_list.h"
+#include "checksum_mode.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "heap_table.h"
@@ -42,6 +44,7 @@ void gt_report_destroy(gt_report *r)
     gt_heap_table_free(&r->heaps);
     gt_gpu_busy_free(&r->busy);
     gt_idmap_free(&r->stream_threads);
+    gt_checksums_free(&r->checksums);
     gt_loaded_free(r->loaded);
     free(r);
 }
@@ -86,6 +89,11 @@ const char *gt_report_gpu_source_detail(const gt_report *r)
 void gt_report_set_gpu_timing_off(gt_report *r, const char *reason)
 {
     snprintf(r->gpu_timing_off, sizeof r->gpu_timing_off, "%s", reason ? reason : "");
+}
+
+void gt_report_set_checksum_mode(gt_report *r, gt_checksum_mode m)
+{
+    gt_checksums_set_mode(&r->checksums, m);
 }
 
 uint64_t gt_report_event_count(const gt_report *r)

@@ -186,6 +186,11 @@ int gt_diff_reports(const gt_report *base, const gt_report *next, const char *ba
         return -1;
     }
     if (out->nrows) qsort(out->rows, out->nrows, sizeof(*out->rows), by_move);
+    out->names = base->names;
+    if (gt_diff_checksums_compare(base, next, &out->checksums) != 0) {
+        gt_diff_free(out);
+        return -1;
+    }
     return 0;
 }
 

@@ -28,6 +28,9 @@
 
 #include "event.h"
 #include "report.h"
+#include "strtab.h"
+
+struct gt_json;
 
 #define GT_DIFF_DEFAULT_THRESHOLD_PCT 5.0
 
@@ -57,11 +60,11 @@ typedef struct gt_diff_side {
 
 typedef struct gt_diff_row {
     enum gt_category cat;
-    bool mark;  /* an NVTX mark (cat is GT_CAT_NVTX): calls are its count */
-    bool rate;  /* an NVTX rate (cat is GT_CAT_NVTX): compared by rate_* */
+    bool mark;                      /* an NVTX mark (cat is GT_CAT_NVTX): calls are its count */
+    bool rate;                      /* an NVTX rate (cat is GT_CAT_NVTX): compared by rate_* */
     double rate_before, rate_after; /* per second */
     char unit[24];                  /* of the rate: "FLOP", "B", "" */
-    char *name; /* the row's label, as in the summary */
+    char *name;                     /* the row's label, as in the summary */
     gt_diff_side before, after;
     enum gt_diff_verdict verdict;
     double change_pct; /* of the total; NaN when the base total is 0 */
@@ -80,6 +83,31 @@ typedef struct gt_diff_run {
     uint64_t nvtx_open_ns;
 } gt_diff_run;
 
+/* What the checksums of the two runs say (diff_checksums.c). */
+enum gt_diff_ck_verdict {
+    GT_DIFF_CK_NONE,         /* neither run has checksums */
+    GT_DIFF_CK_ONE_SIDED,    /* one run has them: nothing to compare */
+    GT_DIFF_CK_SAME,         /* every copy compared brought back the same data */
+    GT_DIFF_CK_DIVERGED,     /* a copy brought back other data (diff exits 3) */
+    GT_DIFF_CK_INCOMPARABLE, /* other modes, copy counts or sizes (diff exits 4) */
+};
+
+typedef struct gt_diff_checksums {
+    enum gt_diff_ck_verdict verdict;
+    char mode[16];
+    char detail[320];    /* in words: why not comparable, or not compared */
+    uint64_t compared;   /* copies whose hashes were compared */
+    uint64_t uncompared; /* copies unhashed in either run, passed over */
+    bool renumbered;     /* threads paired by their copies under other numbers */
+    /* DIVERGED: the first copy (by rank, thread and index in BASE) that
+     * brought back other data; past the listed copies (first_listed
+     * false) only its thread and the first unlisted index are known. */
+    bool first_listed;
+    uint32_t rank, thread, next_thread;
+    uint64_t index, bytes, base_hash, next_hash;
+    uint32_t site; /* string id of the copy's call site as JSON, 0: none */
+} gt_diff_checksums;
+
 typedef struct gt_diff {
     gt_diff_options opt;
     gt_diff_run base, next;
@@ -87,6 +115,8 @@ typedef struct gt_diff {
     size_t nrows;
     size_t count[GT_DIFF_VERDICTS];
     size_t failing;
+    gt_diff_checksums checksums;
+    const gt_strtab *names; /* the reports' names (call sites) */
 } gt_diff;
 
 /* Compares two reports whose names share one string table (the keys
@@ -104,6 +134,15 @@ int gt_diff_rates(gt_diff *d, size_t *cap, const gt_report *base, const gt_repor
 /* A new row at the end of d's rows (grown by doubling *cap); NULL when
  * out of memory. */
 gt_diff_row *gt_diff_add_row(gt_diff *d, size_t *cap);
+
+/* diff_checksums.c: the checksums of two reports whose names share one
+ * table; 0, or -1 when out of memory (the verdict is then partial). */
+int gt_diff_checksums_compare(const gt_report *base, const gt_report *next, gt_diff_checksums *out);
+const char *gt_diff_checksum_verdict_name(enum gt_diff_ck_verdict v);
+/* The checksums' line(s) in the text, their member in the JSON. */
+void gt_diff_checksums_write_text(const gt_diff_checksums *d, const gt_strtab *names, FILE *out);
+void gt_diff_checksums_write_json(const gt_diff_checksums *d, const gt_strtab *names,
+                                  struct gt_json *w);
 
 /* The category a row is shown under: "nvtx_mark" for marks, "nvtx_rate"
  * for rates. */

@@ -63,6 +63,7 @@ static void write_header(const gt_diff *d, FILE *out)
                 d->failing == 1 ? "row is" : "rows are");
     else
         fputs(": pass, nothing slower\n", out);
+    gt_diff_checksums_write_text(&d->checksums, d->names, out);
 }
 
 static const gt_text_column columns[] = {
@@ -209,6 +210,7 @@ int gt_diff_write_json(const gt_diff *d, FILE *out)
         gt_json_kv_uint(&w, gt_diff_verdict_name(v), d->count[v]);
     gt_json_object_end(&w);
     gt_json_kv_uint(&w, "failing", d->failing);
+    gt_diff_checksums_write_json(&d->checksums, d->names, &w);
     gt_json_key(&w, "rows");
     gt_json_array_begin(&w, false);
     for (size_t i = 0; i < d->nrows; i++) {
@@ -247,6 +249,19 @@ int gt_diff_write_csv(const gt_diff *d, FILE *out)
         fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n",
                 r->before.calls, r->after.calls, r->before.total, r->after.total, r->before.avg,
                 r->after.avg);
+    }
+    /* The checksums' verdict as one more row, its name the copy or why. */
+    const gt_diff_checksums *ck = &d->checksums;
+    if (ck->verdict != GT_DIFF_CK_NONE) {
+        char name[400];
+        if (ck->verdict == GT_DIFF_CK_DIVERGED)
+            snprintf(name, sizeof name, "thread %" PRIu32 " copy %" PRIu64, ck->thread, ck->index);
+        else
+            snprintf(name, sizeof name, "%s", ck->detail);
+        fputs("checksums,", out);
+        gt_csv_write_name(out, name);
+        fprintf(out, ",%s,%s,,,,,,,\r\n", gt_diff_checksum_verdict_name(ck->verdict),
+                ck->verdict >= GT_DIFF_CK_DIVERGED ? "true" : "false");
     }
     return ferror(out) ? -1 : 0;
 }

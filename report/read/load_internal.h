@@ -68,6 +68,9 @@ bool gt_load_number_u64(const cJSON *v, uint64_t *out);
 /* The capture and the snapshot, when the report has them (load_capture.c). */
 bool gt_load_capture(gt_loader *ld, const cJSON *doc);
 
+/* The checksum list, when the report has one (load_checksums.c). */
+bool gt_load_checksums(gt_loader *ld, const cJSON *doc);
+
 /* The tables (load_rows.c): each SPEC §6 array, the memory devices and
  * the NVTX marks. */
 bool gt_load_tables(gt_loader *ld, const cJSON *doc);

@@ -594,6 +594,7 @@ gt_report *gt_report_merge(gt_report *const *in, const char *const *files, size_
     if (ok) merge_timing_off(&m, in);
     if (ok) merge_gpu_source(&m, in);
     if (ok) merge_advice(&m, in);
+    ok = ok && gt_merge_checksums(m.out, in, n, err, errcap);
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         free(m.acc[c].rows);
         free(m.acc[c].parts);

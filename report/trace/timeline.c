@@ -49,6 +49,7 @@ void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, 
     case GT_EV_NVTX_FIELDS:
     case GT_EV_NVTX_HEAP:
     case GT_EV_NONE:
+    case GT_EV_CHECKSUM: /* the report's checksum list only */
     case GT_EV_KIND_COUNT:
         break;
     }

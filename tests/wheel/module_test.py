@@ -106,10 +106,26 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r.rows("nvtx_counters")[0]["last"], 4)
         self.assertIn("heaps", r.tables())
 
+    def test_checksums(self):
+        data = copy.deepcopy(REPORT)
+        data["checksums"] = {"mode": "dtoh", "hashed": 1, "unhashed": 1, "copies": [
+            {"thread": 0, "index": 0, "bytes": 8, "hash": "00000000000000ff", "status": "hashed",
+             "site": None},
+            {"thread": 0, "index": 1, "bytes": 8, "hash": None, "status": "overwritten",
+             "site": {"file": "t.py", "line": 3}}]}
+        r = gputrace.Report(data, "t.json")
+        self.assertIn("checksums", r.tables())
+        first, second = r.rows("checksums")
+        self.assertEqual(first["hash"], "00000000000000ff")
+        self.assertEqual(second["status"], "overwritten")
+        self.assertEqual(second["site_line"], 3)
+        self.assertEqual(r.checksums["mode"], "dtoh")
+
     def test_tables_a_report_lacks(self):
         self.assertEqual(self.r.rows("nvtx_marks"), [])
         self.assertEqual(self.r.rows("heaps"), [])
         self.assertEqual(self.r.rows("nvtx_counters"), [])
+        self.assertEqual(self.r.rows("checksums"), [])
         with self.assertRaisesRegex(KeyError, "no table 'process'"):
             self.r.rows("process")
         with self.assertRaisesRegex(KeyError, "no table 'nosuch'"):
