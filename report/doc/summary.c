@@ -7,6 +7,7 @@
 
 #include "advice.h"
 #include "aggregate.h"
+#include "callsite_text.h"
 #include "event.h"
 #include "format.h"
 #include "gpu_busy.h"
@@ -463,6 +464,10 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
             write_nvtx_notes(&s);
             write_marks(&s);
         }
+    }
+    if (r->callsites.nsites) {
+        fputc('\n', out);
+        gt_summary_callsites(&s);
     }
     fputc('\n', out);
     write_advice(&s);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "advice.h"
+#include "callsite_table.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "idmap.h"
@@ -55,6 +56,8 @@ struct gt_report {
     gt_nvtx_marks marks;
     gt_gpu_busy busy;
     gt_advice_acc advice;
+    gt_site_table callsites;
+    enum gt_callsites callsites_mode;
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
 

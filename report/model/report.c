@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "aggregate.h"
+#include "callsite_table.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "loaded.h"
@@ -23,6 +24,7 @@ gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names
                                      .verbosity = GT_VERB_DEFAULT,
                                      .gpu_timing = GT_GPU_TIMING_EVENTS};
     r->names = names;
+    r->memory.sites = &r->callsites;
     return r;
 }
 
@@ -35,6 +37,7 @@ void gt_report_destroy(gt_report *r)
     gt_nvtx_free(&r->nvtx);
     gt_nvtx_marks_free(&r->marks);
     gt_gpu_busy_free(&r->busy);
+    gt_callsites_free(&r->callsites);
     gt_idmap_free(&r->stream_threads);
     gt_loaded_free(r->loaded);
     free(r);
@@ -91,4 +94,5 @@ void gt_report_finish(gt_report *r, uint64_t end_ns)
 {
     gt_nvtx_finish(&r->nvtx, &r->tables[GT_CAT_NVTX], end_ns);
     gt_memory_finish(&r->memory);
+    gt_callsites_settle(&r->callsites);
 }
