@@ -344,7 +344,7 @@ static int skip_item(span it, void *ctx)
     if (it.s[0] == '.' || it.s[it.len - 1] == '.') return -1;
     for (size_t i = 0; i < it.len; i++)
         if (!package_char(it.s[i]) || (it.s[i] == '.' && it.s[i + 1] == '.')) return -1;
-    if (l->len + it.len + 2 > sizeof l->out) return -1;
+    if (l->len + (l->len != 0) + it.len + 1 > sizeof l->out) return -1; /* comma, NUL */
     if (l->len) l->out[l->len++] = ',';
     memcpy(l->out + l->len, it.s, it.len);
     l->len += it.len;
