@@ -97,6 +97,7 @@ enum pf_arg_name {
     PF_ARG_DOMAIN,
     PF_ARG_CATEGORY,
     PF_ARG_COLOR,
+    PF_ARG_SITE,
     PF_ARG_COUNT
 };
 

@@ -2,7 +2,8 @@
  * launched from two functions through the shared runtime and from one
  * through the driver API, allocations from two functions, and each copy
  * from a function of its own. Lines that make a call the report must name
- * end in a comment "SITE name", which check_callsites.py finds.
+ * end in a comment "SITE name", or follow a line that says "SITE name: the
+ * call on the next line", which check_callsites.py finds.
  *
  * callsite_prog MODE [launches]
  *   plain    the work above, on the main thread
@@ -54,8 +55,8 @@ static __attribute__((noinline)) void launch_first(float *a, float *b, float *c)
     void *args[] = {&a, &b, &c, &n};
     dim3 grid = {N / BLOCK, 1, 1}, block = {BLOCK, 1, 1};
     for (int i = 0; i < launches; i++) {
-        cudaError_t e = cudaLaunchKernel((const void *)vec_add, grid, block, args, 0,
-                                         0); /* SITE launch_first */
+        /* SITE launch_first: the call on the next line */
+        cudaError_t e = cudaLaunchKernel((const void *)vec_add, grid, block, args, 0, 0);
         check(e, "cudaLaunchKernel");
     }
 }
@@ -66,8 +67,8 @@ static __attribute__((noinline)) void launch_second(float *a, float *b, float *c
     void *args[] = {&a, &b, &c, &n};
     dim3 grid = {N / BLOCK, 1, 1}, block = {BLOCK, 1, 1};
     for (int i = 0; i < 2 * launches; i++) {
-        cudaError_t e = cudaLaunchKernel((const void *)vec_add, grid, block, args, 0,
-                                         0); /* SITE launch_second */
+        /* SITE launch_second: the call on the next line */
+        cudaError_t e = cudaLaunchKernel((const void *)vec_add, grid, block, args, 0, 0);
         check(e, "cudaLaunchKernel");
     }
 }
@@ -79,8 +80,8 @@ static __attribute__((noinline)) void launch_driver(float *a)
     CUdeviceptr p = (CUdeviceptr)a;
     void *args[] = {&p, &factor, &n};
     for (int i = 0; i < launches; i++) {
-        CUresult r = cuLaunchKernel(drv_scale, N / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL, args,
-                                    NULL); /* SITE launch_driver */
+        /* SITE launch_driver: the call on the next line */
+        CUresult r = cuLaunchKernel(drv_scale, N / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL, args, NULL);
         app_check(r, "cuLaunchKernel");
     }
 }

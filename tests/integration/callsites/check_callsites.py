@@ -16,6 +16,8 @@ check_callsites.py --lib LIB --prog PROG --source SOURCE CASE
            marked as estimates, with about one sample in 8 past the exact
            calls; the summary marks them (~)
   off      GPUTRACE_CALLSITES=off: no call sites anywhere
+In plain, threads and fork the Chrome and Perfetto traces carry each
+launch's, copy's and allocation's site on its host slice.
 """
 import argparse
 import glob
@@ -26,8 +28,12 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "perfetto"))
 from verdict import check, report  # noqa: E402
+
+pftrace_import = None  # the plain case's Perfetto reader (tests/perfetto)
 
 KERNEL_NS = {"vec_add": 2000, "_ZN4apps5scaleEPffi": 3000}
 N = 4096
@@ -42,16 +48,16 @@ def site_lines(source):
     lines = {}
     with open(source) as f:
         for number, text in enumerate(f, 1):
-            m = re.search(r"/\* SITE (\w+) \*/", text)
+            m = re.search(r"/\* SITE (\w+)(: the call on the next line)? \*/", text)
             if m:
-                lines[m.group(1)] = number
+                lines[m.group(1)] = number + (1 if m.group(2) else 0)
     return lines
 
 
 def run(args, case, tmp, launches):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTRACE_")}
     env.update(LD_PRELOAD=args.lib, GPUTRACE_OUTPUT=os.path.join(tmp, "r.%p"),
-               GPUTRACE_FORMAT="json,text", GPUTRACE_VERBOSITY="none",
+               GPUTRACE_FORMAT="json,text,chrome,perfetto", GPUTRACE_VERBOSITY="none",
                GPUTRACE_EMU_KERNEL_NS=",".join(f"{k}={v}" for k, v in KERNEL_NS.items()),
                GPUTRACE_EMU_GBPS="pageable=10", GPUTRACE_EMU_EVENT_LATENCY_NS="0")
     if case == "off":
@@ -61,11 +67,16 @@ def run(args, case, tmp, launches):
                        timeout=100)
     check(p.returncode == 0, f"the program failed ({p.returncode}): {p.stderr.strip()}")
     reports = []
-    for path in sorted(glob.glob(os.path.join(tmp, "r.*.json"))):
+    for path in sorted(glob.glob(os.path.join(tmp, "r.*[0-9].json"))):
+        stem = path[:-len("json")]
         with open(path) as f:
             data = json.load(f)
-        with open(path[:-len("json")] + "txt") as f:
-            reports.append((data, f.read()))
+        with open(stem + "txt") as f:
+            text = f.read()
+        with open(stem + "trace.json") as f:
+            chrome = json.load(f)
+        perfetto = pftrace_import.load(stem + "pftrace") if pftrace_import else None
+        reports.append((data, text, chrome, perfetto))
     return reports
 
 
@@ -137,6 +148,32 @@ def check_exact(data, text, lines, source, launches, times):
                     text) is not None, "the summary does not say alloc_large's memory is held")
 
 
+def check_traces(data, chrome, perfetto, launches, times):
+    """Each launch, copy and allocation slice of the host carries its site,
+    as the report labels it: the Chrome trace's args; the Perfetto trace's
+    debug annotations, read as Perfetto reads them (plain case only)."""
+    check_trace_sites(data, chrome["traceEvents"] if isinstance(chrome, dict) else chrome,
+                      "Chrome", launches, times)
+    if perfetto is not None:
+        for problem in perfetto.problems:
+            check(False, f"Perfetto trace: {problem}")
+        check_trace_sites(data, perfetto.events, "Perfetto", launches, times)
+
+
+def check_trace_sites(data, events, what, launches, times):
+    by_function = {r["site"]["function"]: r["label"] for r in data["callsites"]}
+    calls = {"cudaLaunchKernel": ({"launch_first", "launch_second"}, 3 * launches),
+             "cuLaunchKernel": ({"launch_driver"}, launches), "cudaMemcpy": ({"copy_in"}, 2),
+             "cudaMalloc": ({"alloc_small", "alloc_large"}, 4)}
+    for api, (functions, count) in calls.items():
+        slices = [e for e in events if e.get("ph") == "X" and e.get("name") == api]
+        sites = [e.get("args", {}).get("site") for e in slices]
+        check(len(slices) == count * times and
+              all(s in {by_function.get(f) for f in functions} for s in sites),
+              f"{what} trace: {len(slices)} {api} slices with sites "
+              f"{sorted(set(map(str, sites)))}")
+
+
 def check_sampled(data, text, lines, source, launches):
     kernels = rows_by(data, "kernel")
     first, second = kernels.get(("vec_add", "launch_first")), kernels.get(("vec_add", "launch_second"))
@@ -169,8 +206,14 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", required=True)
     ap.add_argument("--source", required=True)
+    ap.add_argument("--build-dir", help="where the Perfetto definitions' venv lives")
     ap.add_argument("case", choices=["plain", "threads", "fork", "sampled", "off"])
     args = ap.parse_args()
+    if args.case == "plain" and args.build_dir:
+        import perfetto_env
+        perfetto_env.run_in_venv(args.build_dir)
+        global pftrace_import
+        import pftrace_import
     lines = site_lines(args.source)
     launches = 1000 if args.case == "sampled" else 10
     with tempfile.TemporaryDirectory() as tmp:
@@ -178,7 +221,7 @@ def main():
     want = 2 if args.case == "fork" else 1
     if not check(len(reports) == want, f"{len(reports)} reports, want {want}"):
         return report()
-    for data, text in reports:
+    for data, text, chrome, perfetto in reports:
         if args.case == "off":
             check(data["config"]["callsites"] == "off", f"config {data['config']}")
             check(not data.get("callsites"), "call sites with GPUTRACE_CALLSITES=off")
@@ -186,7 +229,9 @@ def main():
         elif args.case == "sampled":
             check_sampled(data, text, lines, args.source, launches)
         else:
-            check_exact(data, text, lines, args.source, launches, 2 if args.case == "threads" else 1)
+            times = 2 if args.case == "threads" else 1
+            check_exact(data, text, lines, args.source, launches, times)
+            check_traces(data, chrome, perfetto, launches, times)
     return report()
 
 
