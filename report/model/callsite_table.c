@@ -285,7 +285,7 @@ uint32_t gt_callsites_alloc(gt_site_table *cs, const gt_event *ev)
 
 void gt_callsites_release(gt_site_table *cs, uint32_t ref, uint64_t bytes)
 {
-    if (!ref || ref > cs->nrows) return;
+    if (!ref || ref > cs->nrows || cs->loaded) return;
     gt_site_row *row = &cs->rows[ref - 1];
     row->held_bytes -= bytes < row->held_bytes ? bytes : row->held_bytes;
     if (row->held_allocs) row->held_allocs--;
@@ -308,9 +308,43 @@ static uint64_t scaled(uint64_t x, uint64_t num, uint64_t den)
     return den ? (uint64_t)((long double)x * (long double)num / (long double)den + 0.5L) : 0;
 }
 
+int gt_callsites_add_shown(gt_site_table *cs, const gt_site_row *from, uint32_t site)
+{
+    /* The name's totals row first: making it may move the rows. */
+    gt_site_row *total = gt_callsites_row(cs, from->kind, from->a, from->b, GT_SITE_TOTAL);
+    if (!total) return -1;
+    size_t at = (size_t)(total - cs->rows);
+    gt_site_row *row = gt_callsites_row(cs, from->kind, from->a, from->b, site);
+    if (!row) return -1;
+    total = &cs->rows[at];
+    total->calls += from->calls;
+    total->gpu_ns += from->gpu_ns;
+    total->bytes += from->bytes;
+    row->calls += from->calls;
+    row->gpu_ns += from->gpu_ns;
+    row->bytes += from->bytes;
+    row->samples += from->samples;
+    row->held_bytes += from->held_bytes;
+    row->held_allocs += from->held_allocs;
+    row->peak_bytes += from->peak_bytes;
+    cs->loaded = true;
+    return 0;
+}
+
+int gt_callsites_merge(gt_site_table *to, const gt_site_table *from)
+{
+    for (uint32_t r = 0; r < from->nrows; r++) {
+        const gt_site_row *row = &from->rows[r];
+        if (row->site == GT_SITE_TOTAL || row->site >= from->nsites) continue;
+        int32_t site = gt_callsites_add_site(to, from->labels[row->site], &from->sites[row->site]);
+        if (site < 0 || gt_callsites_add_shown(to, row, (uint32_t)site) != 0) return -1;
+    }
+    return 0;
+}
+
 void gt_callsites_settle(gt_site_table *cs)
 {
-    if (cs->settled) return;
+    if (cs->settled || cs->loaded) return;
     for (uint32_t r = 0; r < cs->nrows; r++) {
         gt_site_row *row = &cs->rows[r];
         const gt_site_row *t = row->site == GT_SITE_TOTAL ? row : gt_callsites_total(cs, row);
@@ -399,9 +433,10 @@ const gt_site_row **gt_callsites_sorted(const gt_site_table *cs, const gt_strtab
         const gt_site_row *row = &cs->rows[r];
         if (row->site == GT_SITE_TOTAL || row->site >= cs->nsites) continue;
         const gt_site_row *t = gt_callsites_total(cs, row);
+        /* Allocations are one list by bytes, whatever their kind. */
         items[k++] = (sort_item){row,
                                  kind_rank(row->kind),
-                                 t ? weight(t) : weight(row),
+                                 t && row->kind != GT_EV_ALLOC ? weight(t) : weight(row),
                                  weight(row),
                                  row->kind == GT_EV_KERNEL ? gt_strtab_get(names, row->a) : NULL,
                                  gt_strtab_get(names, cs->labels[row->site])};

@@ -91,7 +91,10 @@ typedef struct gt_site_table {
     uint32_t nrows, rows_cap;
     uint32_t *index; /* row + 1, 0 empty; open addressing by key */
     uint32_t index_size;
-    bool settled; /* rows' shown figures are up to date (or were read back) */
+    bool settled; /* rows' shown figures are up to date */
+    /* Read back from a file or merged: the shown figures are all there is,
+     * and nothing recorded changes them (settling and releases leave them). */
+    bool loaded;
 } gt_site_table;
 
 /* A site the report has not been told of yet, named by its label's id.
@@ -117,14 +120,27 @@ void gt_callsites_release(gt_site_table *cs, uint32_t ref, uint64_t bytes);
 gt_site_row *gt_callsites_row(gt_site_table *cs, uint8_t kind, uint32_t a, uint32_t b,
                               uint32_t site);
 
+/* A row as shown (calls, gpu_ns, bytes, samples, and an allocation's held
+ * and peak figures) added to the row of `from`'s key at site `site` of
+ * cs, which becomes a loaded table: a report read back, or the merge of
+ * several (whose peaks add up: each process's own peak). -1 when out of
+ * memory. */
+int gt_callsites_add_shown(gt_site_table *cs, const gt_site_row *from, uint32_t site);
+
+/* Every site and row of `from` added to `to` as gt_callsites_add_shown
+ * adds them; both tables' string ids are of the same names. -1 when out
+ * of memory. */
+int gt_callsites_merge(gt_site_table *to, const gt_site_table *from);
+
 /* Works out every row's shown figures (calls, gpu_ns, bytes, samples)
  * from what was recorded. Call before the writers; again after more
  * records. */
 void gt_callsites_settle(gt_site_table *cs);
 
 /* The rows with a site, in report order: by kind (kernel, memcpy, memset,
- * alloc), each kind's names by their total GPU time (allocations: bytes)
- * descending, and within a name its sites the same way; ties by label.
+ * alloc), each kind's names by their total GPU time descending, and within
+ * a name its sites the same way; allocations as one list by bytes
+ * descending, whatever their memory kind; ties by label.
  * The caller frees the array; NULL with *n = 0 when none. */
 const gt_site_row **gt_callsites_sorted(const gt_site_table *cs, const gt_strtab *names, size_t *n);
 

@@ -8,7 +8,8 @@
  * callsite_prog MODE [launches]
  *   plain    the work above, on the main thread
  *   threads  the same work on two threads at once
- *   fork     the process forks, then parent and child each do the work */
+ *   fork     the process forks, then parent and child each do the work
+ *   moved    as plain, with launch_second's launches made by launch_first */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #define BLOCK 256
 
 static int launches = 10;
+static int moved; /* mode "moved": launch_second's launches made by launch_first */
 static cudaKernel_t vec_add;
 static CUfunction drv_scale;
 
@@ -107,7 +109,12 @@ static void *work(void *unused)
     copy_in(a, host);
     copy_in(b, host);
     launch_first(a, b, c);
-    launch_second(a, b, c);
+    if (moved) {
+        launch_first(a, b, c);
+        launch_first(a, b, c);
+    } else {
+        launch_second(a, b, c);
+    }
     launch_driver(c);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     check(cudaFree(a), "cudaFree");
@@ -131,10 +138,11 @@ static void setup(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: callsite_prog plain|threads|fork [launches]\n");
+        fprintf(stderr, "usage: callsite_prog plain|threads|fork|moved [launches]\n");
         return 2;
     }
     if (argc > 2) launches = atoi(argv[2]);
+    moved = !strcmp(argv[1], "moved");
     pid_t child = -1;
     /* CUDA cannot be used in a child forked after it was initialised: the
      * child forks first, and both do the work. */

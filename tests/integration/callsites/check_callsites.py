@@ -16,6 +16,10 @@ check_callsites.py --lib LIB --prog PROG --source SOURCE CASE
            marked as estimates, with about one sample in 8 past the exact
            calls; the summary marks them (~)
   off      GPUTRACE_CALLSITES=off: no call sites anywhere
+  tools    `gputrace report` writes the call sites as the run did (JSON,
+           the summary's section, the leaks' sites); `gputrace merge` of
+           two runs adds them up; `gputrace diff` of a run against one whose
+           launches moved from one line to another finds no change
 In plain, threads and fork the Chrome and Perfetto traces carry each
 launch's, copy's and allocation's site on its host slice.
 """
@@ -54,7 +58,7 @@ def site_lines(source):
     return lines
 
 
-def run(args, case, tmp, launches):
+def run(args, case, tmp, launches, mode=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTRACE_")}
     env.update(LD_PRELOAD=args.lib, GPUTRACE_OUTPUT=os.path.join(tmp, "r.%p"),
                GPUTRACE_FORMAT="json,text,chrome,perfetto", GPUTRACE_VERBOSITY="none",
@@ -62,7 +66,7 @@ def run(args, case, tmp, launches):
                GPUTRACE_EMU_GBPS="pageable=10", GPUTRACE_EMU_EVENT_LATENCY_NS="0")
     if case == "off":
         env["GPUTRACE_CALLSITES"] = "off"
-    mode = "plain" if case in ("sampled", "off") else case
+    mode = mode or ("plain" if case in ("sampled", "off", "tools") else case)
     p = subprocess.run([args.prog, mode, str(launches)], env=env, capture_output=True, text=True,
                        timeout=100)
     check(p.returncode == 0, f"the program failed ({p.returncode}): {p.stderr.strip()}")
@@ -201,13 +205,66 @@ def check_sampled(data, text, lines, source, launches):
           f"launch_driver: {scale}")
 
 
+def tool(args, *argv):
+    p = subprocess.run([args.cli, *argv], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def section(text):
+    """The summary's `call sites` section."""
+    m = re.search(r"\ncall sites:.*?\n\n", text, re.S)
+    return m.group(0) if m else ""
+
+
+def check_tools(args, tmp):
+    plain = os.path.join(tmp, "plain")
+    moved = os.path.join(tmp, "moved")
+    for d, mode in ((plain, "plain"), (moved, "moved")):
+        os.mkdir(d)
+        got = run(args, "tools", d, 10, mode)
+        if not check(len(got) == 1, f"{mode}: {len(got)} reports"):
+            return
+    (path,) = glob.glob(os.path.join(plain, "r.*[0-9].json"))
+    (moved_path,) = glob.glob(os.path.join(moved, "r.*[0-9].json"))
+    with open(path) as f:
+        data = json.load(f)
+    with open(path[:-len("json")] + "txt") as f:
+        text = f.read()
+    rc, out, err = tool(args, "report", path, "-f", "json")
+    back = json.loads(out) if rc == 0 else {}
+    check(back.get("callsites") == data["callsites"], f"report -f json: {rc} {err}")
+    leaks = lambda d: [l.get("site") for dev in d["memory"]["devices"]  # noqa: E731
+                       for l in dev.get("largest_leaks", [])]
+    check(back and leaks(back) == leaks(data), "report -f json: the leaks' sites")
+    check(back and back["config"]["callsites"] == "auto", "report -f json: config.callsites")
+    rc, out, err = tool(args, "report", path)
+    check(rc == 0 and section(out) and section(out) == section(text),
+          f"report: the call sites section {section(out)!r}, the run's {section(text)!r}")
+    merged = os.path.join(tmp, "merged")
+    rc, out, err = tool(args, "merge", path, path, "-o", merged)
+    if check(rc == 0, f"merge: {rc} {err}"):
+        with open(merged + ".json") as f:
+            m = json.load(f)
+        want = {(r["kind"], r["label"]): (2 * r["calls"], 2 * r["bytes"], 2 * r["gpu_ns_total"])
+                for r in data["callsites"]}
+        got = {(r["kind"], r["label"]): (r["calls"], r["bytes"], r["gpu_ns_total"])
+               for r in m.get("callsites", [])}
+        check(got == want, f"merge: {got}, want {want}")
+    rc, out, err = tool(args, "diff", path, moved_path, "-c", "kernel")
+    check(rc == 0, f"diff of launches that moved lines: status {rc}: {out}{err}")
+    with open(moved_path) as f:
+        sites = {r["site"]["function"] for r in json.load(f)["callsites"] if r["kind"] == "kernel"}
+    check(sites == {"launch_first", "launch_driver"}, f"the moved run's kernel sites {sites}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--build-dir", help="where the Perfetto definitions' venv lives")
-    ap.add_argument("case", choices=["plain", "threads", "fork", "sampled", "off"])
+    ap.add_argument("--cli", help="the gputrace command (tools)")
+    ap.add_argument("case", choices=["plain", "threads", "fork", "sampled", "off", "tools"])
     args = ap.parse_args()
     if args.case == "plain" and args.build_dir:
         import perfetto_env
@@ -216,6 +273,10 @@ def main():
         import pftrace_import
     lines = site_lines(args.source)
     launches = 1000 if args.case == "sampled" else 10
+    if args.case == "tools":
+        with tempfile.TemporaryDirectory() as tmp:
+            check_tools(args, tmp)
+        return report()
     with tempfile.TemporaryDirectory() as tmp:
         reports = run(args, args.case, tmp, launches)
     want = 2 if args.case == "fork" else 1
