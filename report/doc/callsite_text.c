@@ -28,6 +28,8 @@
 
 static const char *const calls_word[] = {
     [GT_EV_KERNEL] = "launches", [GT_EV_MEMCPY] = "copies", [GT_EV_MEMSET] = "memsets"};
+static const char *const call_word[] = {
+    [GT_EV_KERNEL] = "launch", [GT_EV_MEMCPY] = "copy", [GT_EV_MEMSET] = "memset"};
 
 /* The table row a site row's name is (NULL when the table has none). */
 static const gt_row *table_row(const gt_report *r, const gt_site_row *row)
@@ -74,7 +76,7 @@ static size_t write_name(gt_summary *s, const gt_site_row **rows, size_t at, siz
     char *safe = gt_text_safe(shown ? shown : name);
     fprintf(s->out, "%s%s %s: %" PRIu64 " %s, GPU time %s\n", GT_TEXT_INDENT,
             first->kind == GT_EV_MEMCPY ? "memcpy" : gt_site_kind_name(first->kind),
-            safe ? safe : "", calls, calls_word[first->kind],
+            safe ? safe : "", calls, (calls == 1 ? call_word : calls_word)[first->kind],
             gt_format_ns(gpu, total, sizeof total));
     free(safe);
     free(shown);
