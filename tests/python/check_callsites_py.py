@@ -18,6 +18,9 @@ check_callsites_py.py --venv VENV --cli GPUTRACE --emu-lib DIR --native LIB CASE
          the program's line that called it, via callsites_helper.scale_times
   all    (--callsites all) as auto, and the native thread's allocation at
          its line of the C code
+  clients  bindings_driver.py (cuda-bindings) and core_program.py
+         (cuda.core): every launch, copy, memset and allocation has a site,
+         and each site is the line of the program that makes that call
 
 Exit status 0 when every check holds, 77 (skipped) when VENV is missing,
 1 otherwise.
@@ -73,19 +76,69 @@ def at(row):
     return os.path.basename(row["site"]["file"]), row["site"]["line"]
 
 
+# What each row's line must call, by (program, kind, name's first word).
+CLIENTS = {
+    "bindings_driver.py": lambda r: {
+        "kernel": "cuLaunchKernel(",
+        "memset": "cuMemset",
+        "alloc": "cuMemAllocHost(" if r["name"] == "pinned" else "cuMemAlloc(",
+        "memcpy": f"cuMemcpy{r.get('direction', '')}{'Async' if r.get('async') else ''}(",
+    }[r["kind"]],
+    "core_program.py": lambda r: {
+        "kernel": "launch(",
+        "alloc": "allocate(",
+        "memcpy": "copy_from(" if r.get("direction") == "HtoD" else "copy_to(",
+    }.get(r["kind"], "(no such call)"),
+}
+
+
+def check_client(a, python, env, program):
+    path = os.path.join(PROGS, program)
+    with open(path) as f:
+        source = f.read().split("\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, "r")
+        r = subprocess.run([a.cli, "-v", "none", "-o", base, "-f", "json", "--", python, path],
+                           env=dict(env, GT_PY_MANIFEST=os.path.join(tmp, "manifest.json")),
+                           capture_output=True, text=True, timeout=240)
+        if not check(r.returncode == 0, f"{program} exited {r.returncode}: {r.stderr}"):
+            return
+        with open(base + ".json") as f:
+            data = json.load(f)
+    rows = data.get("callsites", [])
+    for table, kind in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset")):
+        made = sum(row["calls"] for row in data[table])
+        sited = sum(row["calls"] for row in rows if row["kind"] == kind)
+        check(made == sited, f"{program}: {made} {kind} calls, {sited} with a site")
+    made = sum(d["allocs"] for d in data["memory"]["devices"])
+    sited = sum(row["calls"] for row in rows if row["kind"] == "alloc")
+    check(made == sited, f"{program}: {made} allocations, {sited} with a site")
+    for row in rows:
+        site = row["site"]
+        line = source[site["line"] - 1] if 0 < site["line"] <= len(source) else ""
+        want = CLIENTS[program](row)
+        check(site["language"] == "python" and os.path.basename(site["file"]) == program and
+              want in line, f"{program}: {row['kind']} {row['name']} at {site['file']}:"
+              f"{site['line']} ({line.strip()!r}), want a line calling {want}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--venv", required=True)
     ap.add_argument("--cli", required=True)
     ap.add_argument("--emu-lib", required=True)
     ap.add_argument("--native", required=True)
-    ap.add_argument("case", choices=["auto", "skip", "all"])
+    ap.add_argument("case", choices=["auto", "skip", "all", "clients"])
     a = ap.parse_args()
     python = os.path.join(a.venv, "bin", "python")
     if not os.path.exists(python):
         print(f"SKIP: no Python environment at {a.venv} (python.venv: PyPI cannot be reached)")
         return SKIP
     env = emu_env(a.emu_lib)
+    if a.case == "clients":
+        for program in CLIENTS:
+            check_client(a, python, env, program)
+        return report()
     if a.case == "skip":
         env["GPUTRACE_CALLSITES_SKIP"] = "callsites_helper"
     mode = "all" if a.case == "all" else "auto"
