@@ -32,6 +32,11 @@ static slot *slots(void)
     void *m = mmap(NULL, GT_STACK_TABLE_SLOTS * sizeof(slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return NULL;
+    /* Out of core dumps, and so never merged with a neighbouring mapping of
+     * the same kind: merged with a large untouched one (a device memory
+     * arena, a reservation), the stacks' writes would make the kernel walk
+     * all of it into a dump, and a crashing process die late. */
+    madvise(m, GT_STACK_TABLE_SLOTS * sizeof(slot), MADV_DONTDUMP);
     slot *none = NULL;
     if (!atomic_compare_exchange_strong_explicit(&table, &none, (slot *)m, memory_order_acq_rel,
                                                  memory_order_acquire)) {
