@@ -385,7 +385,10 @@ static void classify(code_info *c)
     c->file = intern(path, plen);
     c->function = intern(name, nlen);
     c->via = 0;
-    if (c->skip) {
+    /* A wrapper a decorator made (its qualified name has "<locals>", as
+     * numba's require_context) is not what the user called: the function
+     * it wraps names the call. */
+    if (c->skip && !strstr(name, "<locals>")) {
         int n = snprintf(via, sizeof via, "%s%s%s", package, package[0] ? "." : "", name);
         c->via = n > 0 ? intern(via, (size_t)n < sizeof via ? (size_t)n : sizeof via - 1) : 0;
     }
@@ -472,7 +475,7 @@ int gt_python_site(gt_stack *s)
         }
         if (!innermost.code) innermost = fr, innermost_info = c;
         if (!fallback.code && !c.stdlib) fallback = fr, fallback_info = c;
-        via = c.via;
+        if (c.via) via = c.via;
     }
     /* No frame is the user's: the innermost library frame, else the
      * innermost frame. */

@@ -7,7 +7,8 @@ it makes is on a line marked "SITE name".
 check_callsites_py.py --venv VENV --cli GPUTRACE --emu-lib DIR --native LIB CASE
 
   auto   (--callsites auto) each launch, copy and allocation at the line of
-         the program that made it: the kernel's launches split between the
+         the program that made it, with the library function it called
+         (numba_cuda.to_device, not the decorator's wrapper around it): the kernel's launches split between the
          two lines of the program and the line of its helper module (the
          program's own code); the allocation C code made through ctypes
          under a line of the program (the GIL released) at that line; the
@@ -201,6 +202,13 @@ def main():
         if row:
             check(row["calls"] == 1 and row["bytes"] == nbytes,
                   f"{key}: {row['calls']} allocations of {row['bytes']} bytes, want 1 of {nbytes}")
+    # What the line called: the library function, not a decorator's wrapper.
+    for name, via in (("to_device", "numba_cuda.to_device"),
+                      ("device_array", "numba_cuda.device_array"),
+                      ("device_array_large", "numba_cuda.device_array")):
+        row = got.get((py, prog[name]))
+        check(row is None or row["site"]["via"] == via,
+              f"{name}: via {row and row['site']['via']!r}, want {via}")
     row = got.get(("callsites_native.c", native["alloc_on_this_thread"]))
     if row:
         check(row["site"]["language"] == "native" and
