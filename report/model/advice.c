@@ -376,14 +376,16 @@ static void leak(advice_ctx *c)
     }
     if (!allocs) return;
     units u;
+    char site[GT_ADVICE_SITE_MAX];
     say(c, "leak", allocs,
         "%" PRIu64 " device %s (%s) %s still held when the process ended: neither the program "
         "nor the end of %s CUDA context freed %s. Free device memory once done with it "
         "(cudaFree, cuMemFree; in Python, drop the last reference to a device array, e.g. "
-        "del d_arr), or a long-running process runs out. Largest: %s on device %d.",
+        "del d_arr), or a long-running process runs out. Largest: %s on device %d%s.",
         allocs, noun(allocs, "allocation", "allocations"), gt_format_bytes(bytes, u.a, sizeof u.a),
         noun(allocs, "was", "were"), noun(allocs, "its", "their"), noun(allocs, "it", "them"),
-        gt_format_bytes(largest.bytes, u.b, sizeof u.b), (int)largest_device);
+        gt_format_bytes(largest.bytes, u.b, sizeof u.b), (int)largest_device,
+        from_site(c, largest.site, site, sizeof site));
 }
 
 static bool any_gpu_work(const gt_report *r)
