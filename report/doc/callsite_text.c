@@ -160,6 +160,18 @@ static void write_memory(gt_summary *s, const gt_site_row **rows, size_t at, siz
                 n - at - shown);
 }
 
+void gt_summary_leak_site(gt_summary *s, uint32_t label)
+{
+    const gt_site_table *cs = &s->r->callsites;
+    int32_t site = label ? gt_callsites_site_of(cs, label) : -1;
+    if (site < 0) return;
+    char text[GT_SITE_LABEL_MAX];
+    gt_site_short(s->r->names, &cs->sites[site], text, sizeof text);
+    char *safe = gt_text_safe(text);
+    if (safe) fprintf(s->out, " from %s", safe);
+    free(safe);
+}
+
 void gt_summary_callsites(gt_summary *s)
 {
     const gt_site_table *cs = &s->r->callsites;

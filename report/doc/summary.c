@@ -231,6 +231,7 @@ static void write_leaks(gt_summary *s, const gt_mem_device *d)
         fprintf(s->out, "%s %s %s at +%s", i ? "," : "",
                 gt_format_bytes(leaks[i].bytes, bytes, sizeof bytes),
                 gt_mem_kind_name(leaks[i].kind), gt_format_ns(t, at, sizeof at));
+        gt_summary_leak_site(s, leaks[i].site);
     }
     fputc('\n', s->out);
 }

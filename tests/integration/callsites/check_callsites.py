@@ -20,7 +20,8 @@ check_callsites.py --lib LIB --prog PROG --source SOURCE CASE
            each launch at the function that made it, past nvcc's launch
            stub, and the allocation at its line
   tools    `gputrace report` writes the call sites as the run did (JSON,
-           the summary's section, the leaks' sites); `gputrace merge` of
+           the summary's section, the leaks' sites, in JSON and in the
+           verbose summary); `gputrace merge` of
            two runs adds them up; `gputrace diff` of a run against one whose
            launches moved from one line to another finds no change
 In plain, threads and fork the Chrome and Perfetto traces carry each
@@ -243,6 +244,9 @@ def check_tools(args, tmp):
     rc, out, err = tool(args, "report", path)
     check(rc == 0 and section(out) and section(out) == section(text),
           f"report: the call sites section {section(out)!r}, the run's {section(text)!r}")
+    rc, out, err = tool(args, "report", path, "-v", "verbose")
+    check(re.search(r"largest leaks on GPU 0: .* from callsite_prog\.c:\d+ in alloc_large", out),
+          f"report -v verbose: the largest leaks name no site: {out}")
     merged = os.path.join(tmp, "merged")
     rc, out, err = tool(args, "merge", path, path, "-o", merged)
     if check(rc == 0, f"merge: {rc} {err}"):
