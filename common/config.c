@@ -13,6 +13,7 @@
  *   item is a removal (`-api` means every category but api). */
 #include "config.h"
 
+#include "checksum_mode.h"
 #include "event.h"
 #include "log.h"
 #include "output_path.h"
@@ -30,7 +31,7 @@ static const char *const var_names[GT_VAR_COUNT] = {
     "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",    "GPUTRACE_FORMAT",
     "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB", "GPUTRACE_CAPTURE",
     "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",  "GPUTRACE_CUPTI_PATH",
-    "GPUTRACE_CALLSITES",  "GPUTRACE_CALLSITES_SKIP",
+    "GPUTRACE_CHECKSUM",   "GPUTRACE_CALLSITES",  "GPUTRACE_CALLSITES_SKIP",
 };
 
 static const char *const expectations[GT_VAR_COUNT] = {
@@ -47,6 +48,7 @@ static const char *const expectations[GT_VAR_COUNT] = {
     "seconds above 0 up to 31536000, decimals allowed (0.5)",
     "seconds from 0.1 to 31536000, decimals allowed (0.5)",
     "a path to libcupti.so shorter than 4096 bytes",
+    "off, dtoh, dtoh:f32:BITS (BITS 1-23) or dtoh:f64:BITS (BITS 1-52)",
     "auto, python, native, all or off",
     "a comma list of Python package names (letters, digits, _ and ., as numba or "
     "mylib.kernels), shorter than 1024 bytes",
@@ -318,6 +320,12 @@ static int parse_interval(span v, gt_config *cfg)
     return parse_seconds(v, GT_INTERVAL_MIN_NS, &cfg->interval_ns);
 }
 
+static int parse_checksum(span v, gt_config *cfg)
+{
+    v = trim(v);
+    return gt_checksum_mode_parse(v.s, v.len, &cfg->checksum);
+}
+
 static int parse_callsites(span v, gt_config *cfg)
 {
     int i = lookup(trim(v), callsites_word, GT_CALLSITES_COUNT);
@@ -361,9 +369,9 @@ static int parse_callsites_skip(span v, gt_config *cfg)
 }
 
 static int (*const parsers[GT_VAR_COUNT])(span, gt_config *) = {
-    parse_verbosity, parse_categories, parse_output, parse_formats,  parse_gpu_timing, parse_log,
-    parse_buffer_mb, parse_capture,    parse_delay,  parse_duration, parse_interval,
-    parse_cupti_path, parse_callsites, parse_callsites_skip,
+    parse_verbosity, parse_categories, parse_output,   parse_formats,   parse_gpu_timing,
+    parse_log,       parse_buffer_mb,  parse_capture,  parse_delay,     parse_duration,
+    parse_interval,  parse_cupti_path, parse_checksum, parse_callsites, parse_callsites_skip,
 };
 
 static void add_warning(gt_config *cfg, enum gt_config_var var, const char *value, size_t len)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checksum_mode.h"
 #include "log.h"
 #include "output_path.h"
 #include "settings.h"
@@ -26,6 +27,7 @@ enum gt_config_var {
     GT_VAR_DURATION,
     GT_VAR_INTERVAL,
     GT_VAR_CUPTI_PATH,
+    GT_VAR_CHECKSUM,
     GT_VAR_CALLSITES,
     GT_VAR_CALLSITES_SKIP,
     GT_VAR_COUNT
@@ -65,6 +67,8 @@ typedef struct gt_config {
     uint64_t delay_ns;    /* recording starts this long after load */
     uint64_t duration_ns; /* and lasts this long; 0: unlimited */
     uint64_t interval_ns; /* snapshots of the report files; 0: none */
+
+    gt_checksum_mode checksum; /* GPUTRACE_CHECKSUM */
     enum gt_callsites callsites;
     /* GPUTRACE_CALLSITES_SKIP: Python packages whose frames are not the
      * user's, beyond those the library knows (shim/callsite/python_paths.c),
