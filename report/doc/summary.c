@@ -8,6 +8,7 @@
 #include "advice.h"
 #include "aggregate.h"
 #include "checksum_doc.h"
+#include "callsite_text.h"
 #include "event.h"
 #include "format.h"
 #include "gpu_busy.h"
@@ -231,6 +232,7 @@ static void write_leaks(gt_summary *s, const gt_mem_device *d)
         fprintf(s->out, "%s %s %s at +%s", i ? "," : "",
                 gt_format_bytes(leaks[i].bytes, bytes, sizeof bytes),
                 gt_mem_kind_name(leaks[i].kind), gt_format_ns(t, at, sizeof at));
+        gt_summary_leak_site(s, leaks[i].site);
     }
     fputc('\n', s->out);
 }
@@ -467,6 +469,10 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
             gt_summary_counters(&s);
             gt_summary_range_memory(&s);
         }
+    }
+    if (r->callsites.nsites) {
+        fputc('\n', out);
+        gt_summary_callsites(&s);
     }
     fputc('\n', out);
     if (r->checksums.on) {

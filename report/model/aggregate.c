@@ -10,6 +10,7 @@
 #include "aggregate.h"
 #include "counter_table.h"
 #include "checksum_list.h"
+#include "callsite_table.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "heap_table.h"
@@ -139,6 +140,15 @@ static void note_stream_thread(gt_report *r, const gt_event *ev)
         gt_idmap_set(&r->stream_threads, key, STREAM_SHARED);
         r->shared_streams++;
     }
+}
+
+/* Where the work was launched from (callsite_table.h): its GPU time, as
+ * its row counts it. */
+static void add_site_work(gt_report *r, const gt_event *ev)
+{
+    uint64_t start, end;
+    uint64_t ns = work_interval(r, ev, &start, &end) ? end - start : 0;
+    gt_callsites_add_work(&r->callsites, ev, ns);
 }
 
 static void add_gpu_work(gt_report *r, const gt_event *ev)
@@ -273,12 +283,23 @@ void gt_report_add(gt_report *r, const gt_event *ev)
     if (r->nvtx.nthreads && gt_report_enabled(r, GT_CAT_NVTX))
         gt_nvtx_observe(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
     if (gt_kind_is_gpu_work(ev->kind)) add_gpu_work(r, ev);
+    if (ev->site && ev->result == 0 && gt_kind_is_gpu_work(ev->kind)) add_site_work(r, ev);
     add_category(r, ev);
     /* A blocking copy or memset is also time the host spent waiting. */
     if ((ev->flags & GT_EVF_BLOCKING) && ev->kind != GT_EV_SYNC &&
         gt_report_enabled(r, GT_CAT_SYNC))
         add_host_row(row_of(r, GT_CAT_SYNC, ev->api, 0, 0), ev);
     if (ev->api && gt_report_enabled(r, GT_CAT_API)) add_api(r, ev);
+}
+
+void gt_report_add_site(gt_report *r, uint32_t label, const gt_site *site)
+{
+    gt_callsites_add_site(&r->callsites, label, site);
+}
+
+void gt_report_set_callsites_mode(gt_report *r, enum gt_callsites mode)
+{
+    r->callsites_mode = mode;
 }
 
 void gt_report_add_after_cut(gt_report *r, const gt_event *ev)

@@ -17,6 +17,7 @@ static const char *const shown[] = {
     "LD_PRELOAD",       "NVTX_INJECTION64_PATH", "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES",
     "GPUTRACE_OUTPUT",  "GPUTRACE_FORMAT",       "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",
     "GPUTRACE_CAPTURE", "GPUTRACE_DELAY",        "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",
+    "GPUTRACE_CALLSITES",
 };
 
 static volatile sig_atomic_t checkpoints;
