@@ -388,13 +388,14 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
 {
     const gt_table *t = &s->r->tables[c];
     bool tree = c == GT_CAT_NVTX && s->v >= GT_VERB_VERBOSE;
-    /* Kernels by their readable names; verbose gives the full ones. */
-    bool display = c == GT_CAT_KERNEL && s->v < GT_VERB_VERBOSE;
+    /* Kernels by their readable names; verbose gives the full ones (a
+     * Numba name without its escapes and ABI hash). */
+    bool kernel = c == GT_CAT_KERNEL, verbose = s->v >= GT_VERB_VERBOSE;
     for (size_t i = 0; i < shown; i++) {
         const gt_row *row = rows[order[i]].row;
         char *label = gt_row_label(s->r, c, row);
-        if (label && display) {
-            char *readable = gt_display_name(label);
+        if (label && kernel) {
+            char *readable = verbose ? gt_verbose_name(label) : gt_display_name(label);
             free(label);
             label = readable;
         }

@@ -191,6 +191,7 @@ typedef struct pf_dims {
 #define PF_SEEN_BITS 16u /* the interning cache: 2^16 entries */
 #define PF_MAX_SEQUENCES (1u << 20)
 #define PF_MAX_DIMS 65536u
+#define PF_MAX_READABLE 65536u
 
 /* Packets are written to out, whose flushes hand bundles of whole packets
  * of about this many bytes to be deflated into file's buffer. */
@@ -221,6 +222,7 @@ struct gt_pftrace {
     gt_keyed ranges;  /* pf_range by range id */
     pf_stream async;  /* the lanes of start/end ranges */
     gt_keyed dims;    /* pf_dims by a hash of them */
+    gt_keyed readable; /* char * by string id: Numba names as shown (display_name.h) */
 
     /* The last thread, stream and launch dimensions looked up: records
      * come in runs from one thread (a drained chunk), and a run mostly

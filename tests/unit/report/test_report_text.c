@@ -163,6 +163,28 @@ static void test_default_fits_and_verbose_is_whole(void **unused)
     free(text);
 }
 
+/* A Numba kernel at verbose: its whole name, signature included, without
+ * Numba's escapes and ABI tags; at default its readable name. */
+static void test_numba_names(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report *r = gt_report_create(NULL, names);
+    gt_event ev = kernel_event(intern(names, "cudapy::m::f::_3clocals_3e::k[abi:v1]"
+                                             "[abi:cw51cXTLSUwv1sDUaKthqqNgQ0](int)"),
+                               1, 0, 0, 1000);
+    gt_report_add(r, &ev);
+    char *text = summary_of(r, NULL, GT_VERB_VERBOSE);
+    assert_non_null(strstr(text, "  cudapy::m::f::<locals>::k(int)\n"));
+    assert_null(strstr(text, "abi:"));
+    free(text);
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_non_null(strstr(text, "  cudapy::m::f::<locals>::k\n"));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
 /* Default shows the top rows and says how many more there are. */
 static void test_top_rows(void **unused)
 {
@@ -419,6 +441,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_none_is_silent),
         cmocka_unit_test(test_default_fits_and_verbose_is_whole),
         cmocka_unit_test(test_top_rows),
+        cmocka_unit_test(test_numba_names),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sections_follow_categories),
         cmocka_unit_test(test_dropped_warning),
