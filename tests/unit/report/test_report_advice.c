@@ -250,7 +250,7 @@ static void test_small_kernels(void **unused)
     assert_null(strstr(finding(f, "small-kernels")->message, "the GPU waited"));
     expect(f, "small-kernels", 1000, "capture the sequence into a CUDA graph");
     expect(f, "small-kernels", 1000,
-           "Most launched: _Z4tinyPf, 999 launches, 5.00 µs each (median).");
+           "Most launched: _Z4tinyPf, 999 launches, 5.00 us each (median).");
     drop(f);
 
     /* Launch calls longer than the kernels: the GPU waited for them. */
