@@ -445,6 +445,14 @@ static void write_diagnostics(gt_summary *s)
             GT_TEXT_INDENT, r->busy.intervals, r->busy.clipped_ns);
 }
 
+/* Whether category c recorded nothing: its section would say only so. */
+static bool section_empty(const gt_report *r, enum gt_category c)
+{
+    if (c == GT_CAT_MEMORY) return r->memory.ndevices == 0;
+    if (c == GT_CAT_NVTX && r->marks.n) return false;
+    return r->tables[c].nrows == 0;
+}
+
 int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
                                FILE *out)
 {
@@ -452,8 +460,15 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
     gt_summary s = {r, p, v, out, 0};
     write_header(&s);
     write_inputs(&s);
+    char empty[256] = "";
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         if (!gt_report_enabled(r, c)) continue;
+        /* An empty section is one line at default: all of them together. */
+        if (v < GT_VERB_VERBOSE && section_empty(r, c)) {
+            size_t len = strlen(empty);
+            snprintf(empty + len, sizeof empty - len, "%s%s", len ? ", " : "", gt_category_name(c));
+            continue;
+        }
         fputc('\n', out);
         if (c == GT_CAT_MEMORY)
             write_memory(&s);
@@ -464,6 +479,7 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
             write_marks(&s);
         }
     }
+    if (empty[0]) fprintf(out, "\nnone recorded: %s\n", empty);
     fputc('\n', out);
     write_advice(&s);
     if (v >= GT_VERB_DEBUG) {

@@ -301,6 +301,30 @@ static void test_hostile_names(void **unused)
     gt_strtab_destroy(names);
 }
 
+/* A category that recorded nothing has no section of its own at default:
+ * one line names them all; verbose keeps each section. */
+static void test_empty_sections(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report *r = gt_report_create(NULL, names);
+    gt_event ev = kernel_event(intern(names, "k"), 1, 0, 0, 1000);
+    gt_report_add(r, &ev);
+    char *text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_non_null(strstr(text, "\nkernel: 1 kernel, 1 launch, GPU time 1.00 us\n"));
+    assert_null(strstr(text, "memcpy:"));
+    assert_null(strstr(text, "none recorded\n"));
+    assert_non_null(strstr(text, "\nnone recorded: memcpy, memset, memory, compile, module, sync, "
+                                 "nvtx, api\n"));
+    free(text);
+    text = summary_of(r, NULL, GT_VERB_VERBOSE);
+    assert_non_null(strstr(text, "\nmemcpy: none recorded\n"));
+    assert_null(strstr(text, "none recorded:"));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
 static void test_sections_follow_categories(void **unused)
 {
     (void)unused;
@@ -442,6 +466,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_default_fits_and_verbose_is_whole),
         cmocka_unit_test(test_top_rows),
         cmocka_unit_test(test_numba_names),
+        cmocka_unit_test(test_empty_sections),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sections_follow_categories),
         cmocka_unit_test(test_dropped_warning),
