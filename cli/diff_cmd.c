@@ -76,7 +76,7 @@ static int write_diff(const gt_diff *d, unsigned formats, bool all)
 {
     int rc = -1;
     if (formats == GT_FMT_BIT(GT_OUTPUT_TEXT))
-        rc = gt_diff_write_text(d, all, stdout);
+        rc = gt_diff_write_text(d, all, gt_cli_columns(), stdout);
     else if (formats == GT_FMT_BIT(GT_OUTPUT_JSON))
         rc = gt_diff_write_json(d, stdout);
     else if (formats == GT_FMT_BIT(GT_OUTPUT_CSV))

@@ -178,11 +178,17 @@ const gt_process_info *gt_report_process(const gt_report *r);
 int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out);
 
 /* The terminal summary (SPEC §5) at verbosity v: nothing at none; a
- * header, the tables (top rows, names cut to fit 120 columns) and the
- * advice at default; every row, whole names, the NVTX tree and the
- * largest leaks at verbose; also the report's own diagnostics at debug.
- * Returns 0, or -1 after a write error or when rows had to be left out
- * for want of memory. */
+ * header, the tables (top rows, lines fit `width` columns: the StdDev,
+ * Min and Max columns left out, then names cut, as far as needed) and the
+ * advice at default; every row and column, whole names, the NVTX tree and
+ * the largest leaks at verbose; also the report's own diagnostics at
+ * debug. width 0: 120 (a file's, or a terminal's of unknown width);
+ * under 40 counts as 40. Returns 0, or -1 after a write error or when
+ * rows had to be left out for want of memory. */
+int gt_report_write_summary_fit(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
+                                unsigned width, FILE *out);
+
+/* The same, 120 columns wide. */
 int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
                                FILE *out);
 

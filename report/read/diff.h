@@ -92,9 +92,10 @@ const char *gt_diff_verdict_name(enum gt_diff_verdict v);
 const char *gt_diff_row_category(const gt_diff_row *r);
 
 /* Text: the header, the verdict, and per category a table of the rows
- * that changed (every row when all is set). JSON and CSV: every row.
+ * that changed (every row, whole, when all is set), fitting width
+ * columns (0: 120). JSON and CSV: every row.
  * Each returns 0, or -1 after a write error. */
-int gt_diff_write_text(const gt_diff *d, bool all, FILE *out);
+int gt_diff_write_text(const gt_diff *d, bool all, unsigned width, FILE *out);
 int gt_diff_write_json(const gt_diff *d, FILE *out);
 int gt_diff_write_csv(const gt_diff *d, FILE *out);
 

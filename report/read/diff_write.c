@@ -66,9 +66,9 @@ static void write_header(const gt_diff *d, FILE *out)
 }
 
 static const gt_text_column columns[] = {
-    {"Verdict", false, false}, {"Change", true, false}, {"Before", true, false},
-    {"After", true, false},    {"Calls", true, false},  {"Calls'", true, false},
-    {"Avg", true, false},      {"Avg'", true, false},   {"Name", false, true},
+    {"Verdict", false, false, 0}, {"Change", true, false, 0}, {"Before", true, false, 0},
+    {"After", true, false, 0},    {"Calls", true, false, 2},  {"Calls'", true, false, 2},
+    {"Avg", true, false, 1},      {"Avg'", true, false, 1},   {"Name", false, true, 0},
 };
 enum { NCOLS = sizeof columns / sizeof columns[0] };
 
@@ -108,7 +108,8 @@ static void add_row(gt_text_table *tt, const gt_diff_row *r)
 }
 
 /* One category's rows [from, to); nothing when none changed, unless all. */
-static int write_category(const gt_diff *d, size_t from, size_t to, bool all, FILE *out)
+static int write_category(const gt_diff *d, size_t from, size_t to, bool all, unsigned width,
+                          FILE *out)
 {
     size_t count[GT_DIFF_VERDICTS] = {0};
     for (size_t i = from; i < to; i++)
@@ -126,13 +127,15 @@ static int write_category(const gt_diff *d, size_t from, size_t to, bool all, FI
     gt_text_table_init(&tt, columns, NCOLS);
     for (size_t i = from; i < to; i++)
         if (all || d->rows[i].verdict != GT_DIFF_SAME) add_row(&tt, &d->rows[i]);
-    int rc = tt.nrows ? gt_text_table_print(&tt, out, all ? 0 : GT_TEXT_WIDTH) : 0;
+    int rc = tt.nrows ? gt_text_table_print(&tt, out, all ? 0 : width) : 0;
     gt_text_table_free(&tt);
     return rc;
 }
 
-int gt_diff_write_text(const gt_diff *d, bool all, FILE *out)
+int gt_diff_write_text(const gt_diff *d, bool all, unsigned width, FILE *out)
 {
+    if (!width) width = GT_TEXT_WIDTH;
+    if (width < GT_TEXT_MIN_WIDTH) width = GT_TEXT_MIN_WIDTH;
     write_header(d, out);
     int rc = 0;
     for (size_t from = 0, to; from < d->nrows; from = to) {
@@ -140,7 +143,7 @@ int gt_diff_write_text(const gt_diff *d, bool all, FILE *out)
                         d->rows[to].mark == d->rows[from].mark;
              to++)
             ;
-        if (write_category(d, from, to, all, out) != 0) rc = -1;
+        if (write_category(d, from, to, all, width, out) != 0) rc = -1;
     }
     if (d->count[GT_DIFF_SAME] && !all)
         fprintf(out, "\n%zu rows the same within %.1f%% are not listed (--all lists them)\n",

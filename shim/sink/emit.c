@@ -276,7 +276,8 @@ static void write_summary(const gt_report *r, const gt_process_info *p)
         gt_warn("no memory for the summary");
         return;
     }
-    int rc = gt_report_write_summary(r, p, mem);
+    int rc = gt_report_write_summary_fit(r, p, gt_report_get_options(r).verbosity, gt_log_columns(),
+                                         mem);
     if (fclose(mem) == 0 && rc == 0 && text) gt_log_write(text, len);
     free(text);
 }

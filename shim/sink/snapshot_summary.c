@@ -82,7 +82,9 @@ typedef struct summary_job {
 static int write_summary(FILE *out, void *arg)
 {
     const summary_job *job = arg;
-    return gt_report_write_summary(job->r, job->p, out);
+    /* The command prints it on the terminal the log would go to. */
+    return gt_report_write_summary_fit(job->r, job->p, gt_report_get_options(job->r).verbosity,
+                                       gt_log_columns(), out);
 }
 
 int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p, char *why,

@@ -153,12 +153,12 @@ static char *write_to_string(const gt_diff *d, diff_writer w)
 
 static int text_changed(const gt_diff *d, FILE *out)
 {
-    return gt_diff_write_text(d, false, out);
+    return gt_diff_write_text(d, false, 0, out);
 }
 
 static int text_all(const gt_diff *d, FILE *out)
 {
-    return gt_diff_write_text(d, true, out);
+    return gt_diff_write_text(d, true, 0, out);
 }
 
 static void test_formats(void **unused)

@@ -149,10 +149,9 @@ static void test_default_fits_and_verbose_is_whole(void **unused)
     (void)unused;
     char *text = sample_summary(GT_VERB_DEFAULT);
     assert_true(widest_line(text) <= GT_TEXT_WIDTH);
-    /* kernels by their readable names, cut where they would not fit: the
-     * function's own name stays */
+    /* kernels by their readable names; StdDev left out so that they fit */
     assert_null(strstr(text, SAMPLE_RK4_NAME));
-    assert_non_null(strstr(text, "  ode::rk4_integrate\n"));
+    assert_non_null(strstr(text, "  ode::rk4_integrate<double, ode::lorenz_rhs<double>, 4>\n"));
     assert_non_null(strstr(text, "  reduce_status\n"));
     assert_null(strstr(text, "RestAvg")); /* the full statistics are verbose */
     free(text);
@@ -183,6 +182,51 @@ static void test_numba_names(void **unused)
     free(text);
     gt_report_destroy(r);
     gt_strtab_destroy(names);
+}
+
+static char *summary_fit(const gt_report *r, const gt_process_info *p, unsigned width)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    assert_int_equal(gt_report_write_summary_fit(r, p, GT_VERB_DEFAULT, width, f), 0);
+    fclose(f);
+    return buf;
+}
+
+/* The summary fits the width it is given: StdDev, then Min and Max, are
+ * left out before names are cut; the header starts with the program's
+ * base name and cuts the command line at its end. */
+static void test_width(void **unused)
+{
+    (void)unused;
+    sample s;
+    sample_build(&s, NULL);
+    char *wide = summary_fit(s.r, &s.p, 200);
+    assert_non_null(strstr(wide, "  StdDev  Name"));
+    assert_non_null(strstr(wide, "ode::rk4_integrate<double, ode::lorenz_rhs<double>, 4>\n"));
+    assert_non_null(strstr(wide, "gputrace: batch_ode --systems 65536 --chunks 12 | wall"));
+    char *narrow = summary_fit(s.r, &s.p, 80);
+    /* every table row fits but the one whose Errors column follows the name */
+    for (const char *l = narrow; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        size_t len = strcspn(l, "\n");
+        if (strncmp(l, "  ", 2) == 0 && memchr(l, '%', len) && !memmem(l, len, "CUDA_ERROR", 10))
+            assert_true(len <= 80);
+    }
+    assert_null(strstr(narrow, "StdDev"));
+    assert_non_null(strstr(narrow, "  Time%    Total  Calls      Avg      Med  Name\n"));
+    /* the name kept what fits: its function, template arguments gone */
+    assert_non_null(strstr(narrow, "  ode::rk4_integrate\n"));
+    assert_non_null(strstr(narrow, "gputrace: batch_ode --"));
+    /* narrower than 40 counts as 40 */
+    char *tiny = summary_fit(s.r, &s.p, 10);
+    assert_non_null(
+        strstr(tiny, "\n  [sync-api] 13 synchronize calls\n      blocked the host for 30.1 ms\n"));
+    free(tiny);
+    free(narrow);
+    free(wide);
+    sample_free(&s);
 }
 
 /* Default shows the top rows and says how many more there are. */
@@ -467,6 +511,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_top_rows),
         cmocka_unit_test(test_numba_names),
         cmocka_unit_test(test_empty_sections),
+        cmocka_unit_test(test_width),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sections_follow_categories),
         cmocka_unit_test(test_dropped_warning),
