@@ -26,7 +26,8 @@ from verdict import check, report  # noqa: E402
 SECTIONS = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx", "api",
             "advice"]
 CSV_HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
-              "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps"]
+              "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps", "display_name", "clock",
+              "time_pct", "pid", "host"]
 PROGRAMS = {"batch_ode": ["pageable-async-memcpy"],
             "batch_ode_nvrtc": ["pageable-async-memcpy", "ptx-jit"]}
 EXTENSIONS = [".txt", ".json", ".csv", ".trace.json", ".pftrace"]
