@@ -33,17 +33,30 @@ static void header_line(FILE *out, const char *what, uint64_t before, uint64_t a
             gt_format_ns(after, a, sizeof a), percent(change(before, after), pct, sizeof pct));
 }
 
+/* "kernel, memcpy, memset": the categories compared. */
+static void write_categories(FILE *out, unsigned categories)
+{
+    const char *sep = "";
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
+        if (c == GT_CAT_MEMORY || !(categories & GT_CAT_BIT(c))) continue;
+        fprintf(out, "%s%s", sep, gt_category_name(c));
+        sep = ", ";
+    }
+}
+
 static void write_header(const gt_diff *d, FILE *out)
 {
     char *base = gt_text_safe(d->base.file), *next = gt_text_safe(d->next.file);
     char min[GT_FORMAT_CAP];
-    fprintf(out, "gputrace diff: %s -> %s | threshold %.1f%% | rows under %s never fail\n",
+    fprintf(out, "gputrace diff: %s -> %s | threshold %.1f%% | rows under %s never fail | ",
             base ? base : "", next ? next : "", d->opt.threshold_pct,
             gt_format_ns(d->opt.min_ns, min, sizeof min));
+    write_categories(out, d->opt.categories);
+    fputc('\n', out);
     free(base);
     free(next);
-    header_line(out, "wall", d->base.wall_ns, d->next.wall_ns);
     header_line(out, "GPU busy", d->base.gpu_busy_ns, d->next.gpu_busy_ns);
+    header_line(out, "wall", d->base.wall_ns, d->next.wall_ns);
     if (d->base.nvtx_open_ns || d->next.nvtx_open_ns)
         header_line(out, "NVTX open", d->base.nvtx_open_ns, d->next.nvtx_open_ns);
     fprintf(out, "%sevents: %" PRIu64 " -> %" PRIu64, GT_TEXT_INDENT, d->base.events,
@@ -58,11 +71,19 @@ static void write_header(const gt_diff *d, FILE *out)
     fputs("verdict:", out);
     for (int v = 0; v < GT_DIFF_VERDICTS; v++)
         fprintf(out, "%s %zu %s", v ? "," : "", d->count[v], gt_diff_verdict_name(v));
-    if (d->failing)
-        fprintf(out, ": FAIL, %zu %s slower or new\n", d->failing,
-                d->failing == 1 ? "row is" : "rows are");
+    if (!gt_diff_fails(d))
+        fputs(": pass, nothing slower", out);
+    else if (d->failing)
+        fprintf(out, ": FAIL, %zu %s slower or new%s", d->failing,
+                d->failing == 1 ? "row is" : "rows are",
+                d->gpu_busy_fails ? ", and the GPU busy time grew" : "");
     else
-        fputs(": pass, nothing slower\n", out);
+        fputs(": FAIL, the GPU busy time grew", out);
+    char pct[32];
+    if (d->gpu_compared)
+        fprintf(out, "; GPU busy %s",
+                percent(change(d->base.gpu_busy_ns, d->next.gpu_busy_ns), pct, sizeof pct));
+    fputc('\n', out);
 }
 
 static const gt_text_column columns[] = {
@@ -150,6 +171,10 @@ int gt_diff_write_text(const gt_diff *d, bool all, unsigned width, FILE *out)
                 d->count[GT_DIFF_SAME], d->opt.threshold_pct);
     if (d->nrows > d->count[GT_DIFF_SAME])
         fputs("\nCalls, Avg: before; Calls', Avg': after; * under --min-ns: does not fail\n", out);
+    if (d->count[GT_DIFF_MOVED])
+        fputs("moved: grew or appeared while other rows of its table shrank and the table's total "
+              "did not grow: work that moved, not time added\n",
+              out);
     return ferror(out) ? -1 : rc;
 }
 
@@ -208,6 +233,14 @@ int gt_diff_write_json(const gt_diff *d, FILE *out)
         gt_json_kv_uint(&w, gt_diff_verdict_name(v), d->count[v]);
     gt_json_object_end(&w);
     gt_json_kv_uint(&w, "failing", d->failing);
+    gt_json_kv_bool(&w, "gpu_busy_fails", d->gpu_busy_fails);
+    gt_json_kv_bool(&w, "fails", gt_diff_fails(d));
+    gt_json_key(&w, "categories");
+    gt_json_array_begin(&w, true);
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++)
+        if (c != GT_CAT_MEMORY && (d->opt.categories & GT_CAT_BIT(c)))
+            gt_json_string(&w, gt_category_name(c));
+    gt_json_array_end(&w);
     gt_json_key(&w, "rows");
     gt_json_array_begin(&w, false);
     for (size_t i = 0; i < d->nrows; i++) {
