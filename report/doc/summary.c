@@ -102,10 +102,18 @@ static void write_header(const gt_summary *s)
     /* With capture windows the share is of the time they held. */
     int captured = 0;
     uint64_t seen = gt_report_observed_ns(s->r, wall_time, &captured);
+    /* With -c leaving GPU work out, the busy time is of the work recorded. */
+    char work[64];
+    gt_report_work_recorded(s->r, work, sizeof work);
+    char of[80] = "";
+    if (!strcmp(work, "none"))
+        snprintf(of, sizeof of, ", no GPU work recorded");
+    else if (work[0])
+        snprintf(of, sizeof of, ", %s only", work);
     if (seen && !timing_off && n > 0 && (size_t)n < sizeof rest)
-        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s%s)",
+        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s%s%s)",
                       gt_summary_percent(busy_ns, seen, share, sizeof share),
-                      captured ? " of captured" : "");
+                      captured ? " of captured" : "", of);
     if (n > 0 && (size_t)n < sizeof rest)
         n += snprintf(rest + n, sizeof rest - (size_t)n,
                       " | %" PRIu64 " events | %" PRIu64 " dropped", s->r->events, s->r->dropped);

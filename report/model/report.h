@@ -137,6 +137,11 @@ void gt_report_capture(const gt_report *r, uint64_t wall_ns, gt_capture_info *ou
  * (*captured set), else wall_ns. */
 uint64_t gt_report_observed_ns(const gt_report *r, uint64_t wall_ns, int *captured);
 
+/* The GPU-work categories recorded when -c left some out, in words
+ * ("memcpy", "kernel and memset"); "" when all are recorded. GPU busy
+ * time and idle gaps are of this work only. */
+void gt_report_work_recorded(const gt_report *r, char *buf, size_t cap);
+
 /* In words, without the "capture: " the summary puts before it:
  * "profiler-api, 3 windows, 1.24 s of 9.87 s", the delay and duration
  * after the mode, or with no window why nothing was recorded. Holds the

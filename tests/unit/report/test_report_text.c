@@ -379,6 +379,8 @@ static void test_sections_follow_categories(void **unused)
     char *text = summary_of(s.r, &s.p, GT_VERB_DEFAULT);
     assert_non_null(strstr(text, "\nkernel: 3 kernels, 25 launches, GPU time 24.9 ms\n"));
     assert_non_null(strstr(text, "\nmemory: 2 GPUs, 4 allocations, 2 frees\n"));
+    /* GPU busy is of the kernels alone, and the header says so */
+    assert_non_null(strstr(text, " | GPU busy 24.9 ms (12.5%, kernel only) | "));
     assert_null(strstr(text, "\nmemcpy"));
     assert_null(strstr(text, "\napi"));
     /* rules of disabled categories stay silent: only gpu-idle and leak remain */
