@@ -24,9 +24,10 @@
  *            emulator's libcupti.so.13, which does its own work per launch:
  *            the callback, a record)
  *   ref      no shim, the kit's CUPTI reference recorder injected
- *            (CUDA_INJECTION64_PATH): what CUPTI's records cost alone, so
- *            that cupti - ref is what the shim adds to them (only with the
- *            recorder's path given)
+ *            (CUDA_INJECTION64_PATH) with CUPTI's callbacks on at each
+ *            launch, as the CUPTI source has them: what CUPTI's records and
+ *            callbacks cost alone, so that cupti - ref is what the shim adds
+ *            to them (only with the recorder's path given)
  * Each child launches on one stream, warms up, then times `launches`
  * launches (wall time / launches, the stream synchronised at the end).
  * Printed per path, as rows of a Markdown table (figure | value |
@@ -163,7 +164,12 @@ static int run_child(const char *self, const char *shim, enum path path, enum mo
         unsetenv("CUDA_INJECTION64_PATH");
         if (mode == BARE || mode == REF) {
             unsetenv("LD_PRELOAD");
-            if (mode == REF) setenv("CUDA_INJECTION64_PATH", cupti_ref, 1);
+            if (mode == REF) {
+                setenv("CUDA_INJECTION64_PATH", cupti_ref, 1);
+                setenv("GPUTRACE_CUPTI_REF_LAUNCH_CALLBACKS", "1", 1);
+                /* The recorder loads libcupti.so.13 by name: the emulator's. */
+                setenv("LD_LIBRARY_PATH", GT_BENCH_EMU_LIB_DIR, 1);
+            }
         } else {
             setenv("LD_PRELOAD", shim, 1);
             setenv("GPUTRACE_GPU_TIMING",
@@ -226,7 +232,7 @@ static int run_round(const char *const *shims, int nlibs, uint64_t launches, int
                     return -1;
                 }
                 f->ns[m][run] = res.ns_per_launch;
-                if (m != BARE) f->intercepted &= res.intercepted;
+                if (m != BARE && m != REF) f->intercepted &= res.intercepted;
                 struct result *sum = m == EVENTS ? &f->events : m == OUTSIDE ? &f->outside : NULL;
                 if (sum) {
                     sum->launches += res.launches;

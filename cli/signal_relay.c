@@ -55,6 +55,8 @@ static void relay(int sig, siginfo_t *info, void *uctx)
     (void)uctx;
     int saved = errno;
     if (is_stop(sig)) stop_asked = sig;
+    /* A SIGCONT before gputrace has stopped too: it must not stop after. */
+    if (sig == SIGCONT) stop_asked = 0;
     /* si_code <= 0: sent by a process (SI_USER, SI_QUEUE, SI_TKILL...). */
     if (info->si_code <= 0) {
         if (program_pid > 0) kill((pid_t)program_pid, sig);
@@ -137,7 +139,9 @@ int gt_cli_relay_wait(pid_t pid, int *status)
             return 0;
         }
         /* Stopped by a stop gputrace was sent too (the terminal's Ctrl-Z,
-         * or one passed on): gputrace stops as well. A program stopped by
+         * or one passed on): gputrace stops as well, unless a SIGCONT came
+         * meanwhile (it cleared the request: stopping after it would leave
+         * gputrace stopped and its program running). A program stopped by
          * a signal sent to it alone is waited for as it is. */
         int asked = stop_asked;
         stop_asked = 0;

@@ -167,6 +167,9 @@ const char *gt_gpu_driver_off_reason(void)
 
 int gt_gpu_driver_load(void)
 {
+    /* Once loaded, one load: this runs on every untimed launch's capture query. */
+    int state = atomic_load_explicit(&gt_gpu_drv_state, memory_order_acquire);
+    if (GT_LIKELY(state != DRV_UNKNOWN)) return state == DRV_READY;
     int saved = errno;
     pthread_once(&drv_once, load_once);
     errno = saved;

@@ -193,10 +193,11 @@ static inline __attribute__((always_inline)) void describe(const gt_call *c, CUr
         ev->name = c->func_is_stub ? gt_kernel_stub_name(c->u.kernel.func)
                                    : gt_kernel_name(c->u.kernel.func);
     /* The device places GPU times. A timed call gets it from its pair's
-     * pool (gt_gpu_attach), asked once per context; only untimed work
-     * while timing is on (captured, or refused a pair) asks the driver. */
+     * pool (gt_gpu_attach), asked once per context, or from its CUPTI
+     * record; only untimed work while event pairs time (captured, or
+     * refused a pair) asks the driver. */
     if (gt_kind_is_gpu_work(c->kind) && gt_gpu_src() != GT_SRC_OFF && !c->pair) {
-        ev->device = gt_current_device();
+        if (!c->cupti) ev->device = gt_current_device();
         if (captured(c)) ev->flags |= GT_EVF_CAPTURED;
     }
 }

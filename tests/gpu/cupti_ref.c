@@ -8,6 +8,12 @@
  * forked after CUDA started inherits the exit handler, not the tracing.
  * scripts/gpu-check.sh compares the totals with gputrace's report.
  *
+ * With GPUTRACE_CUPTI_REF_LAUNCH_CALLBACKS=1 it also has CUPTI call it
+ * (with a callback that does nothing) at each kernel launch of the driver
+ * and the runtime, as a tracer that ties records to calls does: the
+ * launch-cost benchmark then measures what CUPTI itself costs such a
+ * tracer, and gputrace's CUPTI source is held to that.
+ *
  * It subscribes first: where another CUPTI client holds CUPTI (Nsight
  * Systems, Nsight Compute, a debugger, the program itself) it records
  * nothing rather than disturb it, and says so; so it does when an activity
@@ -280,6 +286,19 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber)
     };
     for (size_t i = 0; i < sizeof launches / sizeof launches[0] && r == CUPTI_SUCCESS; i++)
         r = cuptiEnableCallback(1, *subscriber, launches[i].domain, launches[i].cbid);
+    const char *also = getenv("GPUTRACE_CUPTI_REF_LAUNCH_CALLBACKS");
+    if (r != CUPTI_SUCCESS || !also || strcmp(also, "1") != 0) return r;
+    const struct {
+        CUpti_CallbackDomain domain;
+        CUpti_CallbackId cbid;
+    } kernels[] = {
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
+    };
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0] && r == CUPTI_SUCCESS; i++)
+        r = cuptiEnableCallback(1, *subscriber, kernels[i].domain, kernels[i].cbid);
     return r;
 }
 

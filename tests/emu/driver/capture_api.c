@@ -216,10 +216,16 @@ static CUresult capture_status(CUstream hStream, bool per_thread, CUstreamCaptur
     if (s->type == GT_STREAM_LEGACY &&
         atomic_load_explicit(&s->ctx->blocking_captures, memory_order_acquire) > 0)
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    pthread_mutex_lock(&gt_capture_lock);
-    struct gt_capture *cap = gt_stream_capture(s);
-    *status = cap ? cap->status : CU_STREAM_CAPTURE_STATUS_NONE;
-    pthread_mutex_unlock(&gt_capture_lock);
+    /* A stream outside any capture answers without the lock, as cheaply as
+     * the driver's own query (tens of ns): a capture's status may change
+     * only under the lock, but whether the stream has one is one load. */
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (gt_stream_capture(s)) {
+        pthread_mutex_lock(&gt_capture_lock);
+        struct gt_capture *cap = gt_stream_capture(s);
+        if (cap) *status = cap->status;
+        pthread_mutex_unlock(&gt_capture_lock);
+    }
     *out = s;
     return CUDA_SUCCESS;
 }

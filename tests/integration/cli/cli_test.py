@@ -155,12 +155,26 @@ def state(pid):
         return None
 
 
+def signal_state(pid):
+    """What a failure needs to be understood: the process's signal masks and
+    its process group and session (a stop sent into an orphaned process
+    group is discarded by the kernel)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            masks = [l.replace("\t", " ") for l in f.read().splitlines()
+                     if l.startswith(("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))]
+        return f"{'; '.join(masks)}; pgrp {os.getpgid(pid)}, session {os.getsid(pid)}"
+    except OSError as e:
+        return str(e)
+
+
 def wait_state(pid, wanted, what):
     """Waits until the process's state is among `wanted` (None: gone)."""
     deadline = time.monotonic() + TIMEOUT
     while state(pid) not in wanted and time.monotonic() < deadline:
         time.sleep(0.01)
-    check(state(pid) in wanted, f"{what}: state {state(pid)!r}, expected one of {wanted}")
+    check(state(pid) in wanted, f"{what}: state {state(pid)!r}, expected one of {wanted} "
+          f"({signal_state(pid)}; this test: pgrp {os.getpgrp()}, session {os.getsid(0)})")
 
 
 GONE = (None, "Z", "X")
