@@ -4,7 +4,13 @@
  * tries (the narrowest window) is kept. Both clocks run at one rate, so
  * one offset maps every time until the next sample; samples are renewed
  * every GT_CUPTI_CLOCK_RESAMPLE_NS, which follows a step of the wall
- * clock (CUPTI's default clock is CLOCK_REALTIME based) within that. */
+ * clock (CUPTI's default clock is CLOCK_REALTIME based) within that.
+ *
+ * A renewed sample replaces the offset only when its window excludes the
+ * one in use (a step, or a first sample that was wider than it looked):
+ * records are mapped in the order threads drain, not the order a stream
+ * ran them, so each needless change of a few ns would make back-to-back
+ * work on a stream overlap, or open a gap, where the offset moved. */
 #include "cupti_internal.h"
 
 #include <stdatomic.h>
@@ -19,6 +25,7 @@
 static _Atomic uint64_t offset;
 static _Atomic uint64_t window;
 static uint64_t last_sample; /* the sampling thread's */
+static int have_offset;      /* the sampling thread's */
 
 void gt_cupti_clock_sample(int now)
 {
@@ -35,9 +42,16 @@ void gt_cupti_clock_sample(int now)
             best_offset = before + best_window / 2 - cupti;
         }
     }
+    last_sample = gt_clock_mono_ns();
+    if (have_offset) {
+        /* Two's complement distance from the new sample's middle. */
+        uint64_t from_middle = atomic_load_explicit(&offset, memory_order_relaxed) - best_offset;
+        if ((int64_t)from_middle < 0) from_middle = -from_middle;
+        if (from_middle <= best_window / 2) return;
+    }
+    have_offset = 1;
     atomic_store_explicit(&offset, best_offset, memory_order_relaxed);
     atomic_store_explicit(&window, best_window, memory_order_relaxed);
-    last_sample = gt_clock_mono_ns();
 }
 
 uint64_t gt_cupti_clock_to_mono(uint64_t cupti_ns)

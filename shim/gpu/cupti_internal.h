@@ -132,7 +132,8 @@ void gt_cupti_buffers_forget(void);
  * gave kernels zero times from CUDA 12.6 update 2 until 13.1. */
 
 /* Takes a sample when the last one is older than GT_CUPTI_CLOCK_RESAMPLE_NS
- * (or `now` set). Draining thread, or the session's start. */
+ * (or `now` set); it replaces the offset in use only where its window
+ * excludes that offset. Draining thread, or the session's start. */
 #define GT_CUPTI_CLOCK_RESAMPLE_NS 200000000u
 void gt_cupti_clock_sample(int now);
 
