@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_cpu_time.h"
 #include "bench_median.h"
 #include "buffer.h"
 #include "clock.h"
@@ -53,13 +54,6 @@ static const char *no_env(const char *name, void *ctx)
     (void)name;
     (void)ctx;
     return NULL;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* What a launch hook writes. */
@@ -119,10 +113,10 @@ static void *record_loop(void *arg)
     for (uint64_t i = 0; !r->bursts && i < r->events; i++)
         stored += (uint64_t)record_launch(i, r->timestamps);
     for (int b = 0; b < r->bursts; b++) {
-        uint64_t t0 = thread_cpu_ns();
+        uint64_t t0 = bench_thread_cpu_ns();
         for (uint64_t i = 0; i < BURST_EVENTS; i++)
             stored += (uint64_t)record_launch(i, r->timestamps);
-        if (b > 0) r->burst_ns[b - 1] = (double)(thread_cpu_ns() - t0) / (double)BURST_EVENTS;
+        if (b > 0) r->burst_ns[b - 1] = (double)(bench_thread_cpu_ns() - t0) / (double)BURST_EVENTS;
         r->events += BURST_EVENTS;
         wait_drained();
     }
@@ -205,10 +199,10 @@ static double clock_read_ns(void)
     double v[RUNS];
     uint64_t sum = 0;
     for (int run = 0; run < RUNS; run++) {
-        uint64_t t0 = thread_cpu_ns();
+        uint64_t t0 = bench_thread_cpu_ns();
         for (int i = 0; i < READS; i++)
             sum += gt_clock_ticks();
-        v[run] = (double)(thread_cpu_ns() - t0) / READS;
+        v[run] = (double)(bench_thread_cpu_ns() - t0) / READS;
     }
     consumed_only += sum & 1;
     return bench_median(v, RUNS);

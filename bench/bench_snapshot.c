@@ -32,6 +32,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "bench_emu.h"
+#include "bench_cpu_time.h"
 #include "bench_median.h"
 
 #define CHILD_ENV "GT_BENCH_SNAPSHOT_CHILD"
@@ -46,13 +47,6 @@ struct result {
     double ns_per_launch, slowest_ns, stalls, snapshots, json_write_ns, cpu_ns_per_launch;
 };
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int child(const char *json, long marks, double seconds)
 {
     CUfunction f;
@@ -65,7 +59,7 @@ static int child(const char *json, long marks, double seconds)
     }
     uint64_t launches = 0, stalls = 0, slowest = 0, snapshots = 0;
     struct timespec last_change = {0, 0};
-    uint64_t cpu0 = thread_cpu_ns();
+    uint64_t cpu0 = bench_thread_cpu_ns();
     uint64_t start = bench_now_ns(), end = start + (uint64_t)(seconds * 1e9), t = start;
     while (t < end) {
         for (int i = 0; i < 1000; i++) {
@@ -86,7 +80,7 @@ static int child(const char *json, long marks, double seconds)
             bench_check("gt_bench_snapshot", cuStreamSynchronize(s), "cuStreamSynchronize"))
             return 1;
     }
-    uint64_t elapsed = bench_now_ns() - start, cpu = thread_cpu_ns() - cpu0;
+    uint64_t elapsed = bench_now_ns() - start, cpu = bench_thread_cpu_ns() - cpu0;
     struct statx sx;
     double write_ns = 0;
     if (statx(AT_FDCWD, json, 0, STATX_BTIME | STATX_MTIME, &sx) == 0 &&

@@ -2,7 +2,8 @@
  *
  * Compares two reports row by row (diff.h) for people and for CI: exit 0
  * when nothing got slower than the threshold, 1 when something did, 2 on
- * bad input. */
+ * bad input; with checksums (GPUTRACE_CHECKSUM) in both, 3 when a copy
+ * brought back other data, 4 when the runs' copies cannot be compared. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -39,9 +40,15 @@ static const char usage[] =
     "  gputrace diff base.json new.json -c kernel,memcpy --threshold 10 --min-ns 100000\n"
     "  gputrace diff base.json new.json -c all     # host-timed tables too\n"
     "\n"
+    "Checksums: when both runs hashed what their device-to-host copies brought back\n"
+    "(GPUTRACE_CHECKSUM, --checksum), the copies are matched by thread and order and\n"
+    "the first one whose data differs is named.\n"
+    "\n"
     "Exit status: 0 when no row got slower than the threshold (and no new row\n"
     "appeared) above --min-ns and the GPU busy time did not grow past it, 1 when\n"
-    "one did, 2 when an input or an option is wrong.\n";
+    "one did, 2 when an input or an option is wrong, 3 when a copy brought back\n"
+    "other data than in BASE, 4 when the copies cannot be compared (other counts\n"
+    "or sizes, another checksum mode). 3 and 4 come before 1.\n";
 
 enum { OPT_THRESHOLD = 256, OPT_MIN_NS, OPT_ALL };
 
@@ -144,7 +151,10 @@ int gt_cli_diff(int argc, char **argv)
         if (gt_diff_reports(base, next, base_file, new_file, &o, &d) != 0)
             gt_cli_error("out of memory");
         else if (write_diff(&d, formats, all) == 0)
-            rc = gt_diff_fails(&d) ? GT_TOOL_SLOWER : GT_TOOL_OK;
+            rc = d.checksums.verdict == GT_DIFF_CK_DIVERGED       ? GT_TOOL_DIVERGED
+                 : d.checksums.verdict == GT_DIFF_CK_INCOMPARABLE ? GT_TOOL_INCOMPARABLE
+                 : gt_diff_fails(&d)                              ? GT_TOOL_SLOWER
+                                                                  : GT_TOOL_OK;
         gt_diff_free(&d);
     }
     gt_report_destroy(next);

@@ -57,6 +57,10 @@ static const char usage[] =
     "      --duration S        stop recording S seconds after it started\n"
     "      --interval S        rewrite the report files every S seconds while the\n"
     "                          program runs\n"
+    "      --checksum MODE     hash what device-to-host copies bring back, for diff\n"
+    "                          to tell whether results changed: off (default), dtoh,\n"
+    "                          dtoh:f32:BITS or dtoh:f64:BITS (floats rounded to BITS\n"
+    "                          mantissa bits first)\n"
     "      --version           print the version\n"
     "      --help              print this help\n"
     "\n"
@@ -76,9 +80,9 @@ static const char usage[] =
     "Signals sent to gputrace go on to the program. Every option is also an\n"
     "environment variable: GPUTRACE_VERBOSITY, GPUTRACE_CATEGORIES,\n"
     "GPUTRACE_OUTPUT, GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, GPUTRACE_CAPTURE,\n"
-    "GPUTRACE_DELAY, GPUTRACE_DURATION, GPUTRACE_INTERVAL, and GPUTRACE_LOG\n"
-    "(stderr, stdout or a file) for where the summary goes; GPUTRACE_CUPTI_PATH\n"
-    "names the libcupti to use.\n";
+    "GPUTRACE_DELAY, GPUTRACE_DURATION, GPUTRACE_INTERVAL, GPUTRACE_CHECKSUM, and\n"
+    "GPUTRACE_LOG (stderr, stdout or a file) for where the summary goes;\n"
+    "GPUTRACE_CUPTI_PATH names the libcupti to use.\n";
 
 enum {
     OPT_NO_GPU_TIMING = 256,
@@ -89,7 +93,8 @@ enum {
     OPT_DELAY,
     OPT_DURATION,
     OPT_INTERVAL,
-    OPT_GPU_TIMING
+    OPT_GPU_TIMING,
+    OPT_CHECKSUM
 };
 
 static const struct option options[] = {
@@ -104,6 +109,7 @@ static const struct option options[] = {
     {"delay", required_argument, NULL, OPT_DELAY},
     {"duration", required_argument, NULL, OPT_DURATION},
     {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"checksum", required_argument, NULL, OPT_CHECKSUM},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -193,11 +199,11 @@ static int unknown_option(char **argv, int opt)
 int main(int argc, char **argv)
 {
     setting settings[] = {
-        {"--verbosity", GT_VAR_VERBOSITY, NULL}, {"--categories", GT_VAR_CATEGORIES, NULL},
-        {"--output", GT_VAR_OUTPUT, NULL},       {"--format", GT_VAR_FORMAT, NULL},
-        {"--capture", GT_VAR_CAPTURE, NULL},     {"--delay", GT_VAR_DELAY, NULL},
-        {"--duration", GT_VAR_DURATION, NULL},   {"--interval", GT_VAR_INTERVAL, NULL},
-        {"--gpu-timing", GT_VAR_GPU_TIMING, NULL},
+        {"--verbosity", GT_VAR_VERBOSITY, NULL},   {"--categories", GT_VAR_CATEGORIES, NULL},
+        {"--output", GT_VAR_OUTPUT, NULL},         {"--format", GT_VAR_FORMAT, NULL},
+        {"--capture", GT_VAR_CAPTURE, NULL},       {"--delay", GT_VAR_DELAY, NULL},
+        {"--duration", GT_VAR_DURATION, NULL},     {"--interval", GT_VAR_INTERVAL, NULL},
+        {"--gpu-timing", GT_VAR_GPU_TIMING, NULL}, {"--checksum", GT_VAR_CHECKSUM, NULL},
     };
     int tool = subcommand(argc, argv);
     if (tool >= 0) return tool;
@@ -225,6 +231,9 @@ int main(int argc, char **argv)
             break;
         case OPT_GPU_TIMING:
             settings[8].value = optarg;
+            break;
+        case OPT_CHECKSUM:
+            settings[9].value = optarg;
             break;
         case OPT_NO_GPU_TIMING:
             no_gpu_timing = 1;

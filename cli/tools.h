@@ -16,6 +16,8 @@
 #define GT_TOOL_OK 0
 #define GT_TOOL_SLOWER 1 /* diff: something got slower than the threshold */
 #define GT_TOOL_BAD_INPUT 2
+#define GT_TOOL_DIVERGED 3     /* diff: a copy brought back other data (checksums) */
+#define GT_TOOL_INCOMPARABLE 4 /* diff: the runs' checksums cannot be compared */
 
 int gt_cli_report(int argc, char **argv);
 int gt_cli_diff(int argc, char **argv);

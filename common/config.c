@@ -13,6 +13,7 @@
  *   item is a removal (`-api` means every category but api). */
 #include "config.h"
 
+#include "checksum_mode.h"
 #include "event.h"
 #include "log.h"
 #include "output_path.h"
@@ -30,6 +31,7 @@ static const char *const var_names[GT_VAR_COUNT] = {
     "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",    "GPUTRACE_FORMAT",
     "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB", "GPUTRACE_CAPTURE",
     "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",  "GPUTRACE_CUPTI_PATH",
+    "GPUTRACE_CHECKSUM",
 };
 
 static const char *const expectations[GT_VAR_COUNT] = {
@@ -46,6 +48,7 @@ static const char *const expectations[GT_VAR_COUNT] = {
     "seconds above 0 up to 31536000, decimals allowed (0.5)",
     "seconds from 0.1 to 31536000, decimals allowed (0.5)",
     "a path to libcupti.so shorter than 4096 bytes",
+    "off, dtoh, dtoh:f32:BITS (BITS 1-23) or dtoh:f64:BITS (BITS 1-52)",
 };
 
 const char *gt_config_var_name(enum gt_config_var v)
@@ -309,10 +312,16 @@ static int parse_interval(span v, gt_config *cfg)
     return parse_seconds(v, GT_INTERVAL_MIN_NS, &cfg->interval_ns);
 }
 
+static int parse_checksum(span v, gt_config *cfg)
+{
+    v = trim(v);
+    return gt_checksum_mode_parse(v.s, v.len, &cfg->checksum);
+}
+
 static int (*const parsers[GT_VAR_COUNT])(span, gt_config *) = {
-    parse_verbosity, parse_categories, parse_output, parse_formats,  parse_gpu_timing, parse_log,
-    parse_buffer_mb, parse_capture,    parse_delay,  parse_duration, parse_interval,
-    parse_cupti_path,
+    parse_verbosity, parse_categories, parse_output,   parse_formats, parse_gpu_timing,
+    parse_log,       parse_buffer_mb,  parse_capture,  parse_delay,   parse_duration,
+    parse_interval,  parse_cupti_path, parse_checksum,
 };
 
 static void add_warning(gt_config *cfg, enum gt_config_var var, const char *value, size_t len)

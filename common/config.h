@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checksum_mode.h"
 #include "log.h"
 #include "output_path.h"
 #include "settings.h"
@@ -26,6 +27,7 @@ enum gt_config_var {
     GT_VAR_DURATION,
     GT_VAR_INTERVAL,
     GT_VAR_CUPTI_PATH,
+    GT_VAR_CHECKSUM,
     GT_VAR_COUNT
 };
 
@@ -62,6 +64,8 @@ typedef struct gt_config {
     uint64_t delay_ns;    /* recording starts this long after load */
     uint64_t duration_ns; /* and lasts this long; 0: unlimited */
     uint64_t interval_ns; /* snapshots of the report files; 0: none */
+
+    gt_checksum_mode checksum; /* GPUTRACE_CHECKSUM */
     /* One line per rejected variable (at most one each), without newline,
      * kept until the log is set up so that they go where GPUTRACE_LOG says. */
     unsigned n_warnings;

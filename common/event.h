@@ -48,6 +48,15 @@ enum gt_event_kind {
     /* A context destroyed, or a primary context reset or released for the
      * last time (u.mem.ctx): memory still allocated in it goes with it. */
     GT_EV_CTX_END,
+    /* The numbers NVTX carries beside its ranges (nvToolsExtPayload.h,
+     * nvToolsExtCounters.h, nvToolsExtMem.h): */
+    GT_EV_NVTX_FIELDS,  /* u.fields: numbers of the NVTX record just before it on this thread */
+    GT_EV_NVTX_COUNTER, /* u.counter, name = the counter: one sample */
+    GT_EV_NVTX_HEAP,    /* u.heap, name = the heap, bytes: a heap or region changed */
+    /* The checksum of a device-to-host copy's data (GPUTRACE_CHECKSUM):
+     * u.checksum, bytes = the copy's; host_start..host_end is the time
+     * hashing took. Not an event of the report: its checksum list only. */
+    GT_EV_CHECKSUM,
     GT_EV_KIND_COUNT
 };
 
@@ -85,17 +94,18 @@ static inline uint64_t gt_stream_number(uint64_t stream)
 #define GT_EVF_GPU_PENDING 0x04u /* shim-internal: gpu_start holds an event pair handle */
 #define GT_EVF_CAPTURED 0x08u    /* issued into a stream capture: no GPU time exists */
 #define GT_EVF_BLOCKING 0x10u    /* host blocked for the GPU work: also a `sync` row */
-#define GT_EVF_RUNTIME 0x20u     /* `result` is a cudaError_t (else CUresult or the
-                                    compiler library's status) */
-#define GT_EVF_GRAPH_NODE 0x40u  /* a kernel a graph launch ran, as CUPTI saw it: not a call */
-#define GT_EVF_UNCAPTURED 0x80u  /* made outside a capture window: for memory in use only */
+#define GT_EVF_RUNTIME                                                                             \
+    0x20u                       /* `result` is a cudaError_t (else CUresult or the                 \
+                                   compiler library's status) */
+#define GT_EVF_GRAPH_NODE 0x40u /* a kernel a graph launch ran, as CUPTI saw it: not a call */
+#define GT_EVF_UNCAPTURED 0x80u /* made outside a capture window: for memory in use only */
 
 /* memcpy direction (SPEC §4). */
 enum gt_copy_dir { GT_DIR_HTOD, GT_DIR_DTOH, GT_DIR_DTOD, GT_DIR_HTOH, GT_DIR_PTOP, GT_DIR_COUNT };
 
 /* Host side of a copy. */
 enum gt_host_mem {
-    GT_HOST_NONE,     /* no host side (DtoD, PtoP) */
+    GT_HOST_NONE, /* no host side (DtoD, PtoP) */
     GT_HOST_PAGEABLE,
     GT_HOST_PINNED,
     GT_HOST_MANAGED,
@@ -113,7 +123,13 @@ enum gt_mem_kind {
 };
 
 /* Module image kinds (SPEC §4). */
-enum gt_image_kind { GT_IMAGE_UNKNOWN, GT_IMAGE_PTX, GT_IMAGE_CUBIN, GT_IMAGE_FATBIN, GT_IMAGE_COUNT };
+enum gt_image_kind {
+    GT_IMAGE_UNKNOWN,
+    GT_IMAGE_PTX,
+    GT_IMAGE_CUBIN,
+    GT_IMAGE_FATBIN,
+    GT_IMAGE_COUNT
+};
 
 /* Where the PTX that a `ptx` module load compiles came from: what decides
  * how to ship machine code instead (the ptx-jit advice). */
@@ -125,6 +141,31 @@ enum gt_ptx_source {
     GT_PTX_FROM_FILE,   /* a PTX file */
     GT_PTX_FROM_FATBIN, /* a fat binary with no machine code for the device */
     GT_PTX_SOURCE_COUNT
+};
+
+/* How a number NVTX carries is typed: a range's payload keeps its own
+ * type (reports name it); fields and counters only need how to read the
+ * 64 bits (an integer widened to 64 bits, a float widened to double). */
+enum gt_number_kind {
+    GT_NUM_NONE,
+    GT_NUM_U64,
+    GT_NUM_I64,
+    GT_NUM_F64, /* the bits of a double */
+    GT_NUM_U32,
+    GT_NUM_I32,
+    GT_NUM_F32, /* widened to a double */
+    GT_NUM_COUNT
+};
+
+/* What a GT_EV_NVTX_HEAP record says (nvToolsExtMem.h). */
+enum gt_heap_op {
+    GT_HEAP_REGISTER,   /* u.heap.heap of `bytes`, named `name` */
+    GT_HEAP_UNREGISTER, /* its regions go with it */
+    GT_HEAP_RESET,      /* its regions are dropped, the heap stays */
+    GT_HEAP_REGION_ADD, /* u.heap.region of `bytes` inside u.heap.heap */
+    GT_HEAP_REGION_RESIZE,
+    GT_HEAP_REGION_REMOVE,
+    GT_HEAP_OP_COUNT
 };
 
 #define GT_NO_DEVICE 0xffffu
@@ -170,9 +211,10 @@ typedef struct gt_event {
             uint8_t mem_kind; /* enum gt_mem_kind */
         } mem;
         struct {
-            uint32_t inputs;  /* modules/inputs given to the compiler or linker */
-            uint32_t options; /* option count */
-            uint32_t first;   /* 1: the first record of its program or link */
+            uint32_t inputs;    /* modules/inputs given to the compiler or linker */
+            uint32_t options;   /* option count */
+            uint32_t first;     /* 1: the first record of its program or link */
+            uint32_t functions; /* string id: the other functions it defines, a line each */
         } compile;
         struct {
             uint8_t image_kind; /* enum gt_image_kind */
@@ -184,7 +226,35 @@ typedef struct gt_event {
             uint32_t domain;   /* string id of the domain name, 0 = default domain */
             uint32_t category;
             uint32_t color;
+            uint8_t payload_kind; /* enum gt_number_kind of payload; GT_NUM_NONE: none */
+            uint8_t fields;       /* 1: GT_EV_NVTX_FIELDS records follow it */
+            uint64_t payload;     /* the event attributes' numeric payload */
         } nvtx;
+        struct {
+            /* Up to two named numbers; a name of 0 adds to the payload. */
+            uint32_t name[2]; /* string ids of the fields' names */
+            uint32_t unit[2]; /* string ids of their units, 0 when none was given */
+            uint8_t kind[2];  /* enum gt_number_kind; GT_NUM_NONE: slot unused */
+            uint64_t value[2];
+        } fields;
+        struct {
+            uint32_t domain;
+            uint32_t unit; /* string id, 0 when none was given */
+            uint8_t kind;  /* enum gt_number_kind of value */
+            uint64_t value;
+        } counter;
+        struct {
+            uint64_t heap;   /* the heap's handle: its address */
+            uint64_t region; /* a region's address */
+            uint32_t domain;
+            uint8_t op; /* enum gt_heap_op */
+        } heap;
+        struct {
+            uint64_t hash;   /* valid with status GT_CK_HASHED (checksum_mode.h) */
+            uint64_t index;  /* the copy's number among its thread's device-to-host copies */
+            uint32_t thread; /* its thread's number, in the order of their first such copy */
+            uint8_t status;  /* enum gt_checksum_status */
+        } checksum;
         uint8_t raw[48];
     } u;
 } gt_event;
@@ -197,5 +267,10 @@ const char *gt_copy_dir_name(enum gt_copy_dir d);
 const char *gt_host_mem_name(enum gt_host_mem h);
 const char *gt_mem_kind_name(enum gt_mem_kind k);
 const char *gt_image_kind_name(enum gt_image_kind k);
+/* "uint64", "int64", "double", "uint32", "int32", "float"; "none". */
+const char *gt_number_kind_name(enum gt_number_kind k);
+
+/* A number's 64 bits as a double. */
+double gt_number_value(uint8_t kind, uint64_t bits);
 
 #endif

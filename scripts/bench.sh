@@ -9,9 +9,12 @@
 #   off and on, with event records and events created per launch, with
 #   the CUPTI source and with a bare CUPTI recorder (bench_launch.c), also
 #   outside a capture window and with its categories off; 2M CUPTI-timed
-#   launches from 2 threads through the drain, none dropped or pending; a
-#   launch while snapshots of a large report are written, against none
-#   (bench_snapshot.c); the writers, every format for 1M and 10M events, to
+#   launches from 2 threads through the drain, none dropped or pending; an
+#   NVTX range's push and pop, without payload and with the payloads NVTX
+#   can carry (bench_nvtx.c); a launch while snapshots of a large report
+#   are written, against none (bench_snapshot.c); the checksums' hash per
+#   core and what GPUTRACE_CHECKSUM adds to a copy read back, off against
+#   the baseline (bench_checksum.c); the writers, every format for 1M and 10M events, to
 #   a file and to /dev/null, and each streamed trace apart, the Chrome JSON
 #   and the Perfetto protobuf side by side from the same run: its time (and
 #   CPU time) and its bytes per record (bench_writers.c); gputrace report,
@@ -22,8 +25,8 @@
 # work on the machine moves them.
 #   GPUTRACE_BENCH_DIR   build directory (default build/bench)
 #   GPUTRACE_BENCH_BASELINE another libgputrace.so (an earlier build, or one
-#                        configured -DGPUTRACE_HARDEN=OFF): the launch figures
-#                        of both, side by side from the same runs
+#                        configured -DGPUTRACE_HARDEN=OFF): the launch and
+#                        NVTX figures of both, side by side from the same runs
 #   GPUTRACE_BENCH_FILES where the writers' and the tools' benchmarks write
 #                        (default /tmp; the 10M-event traces take about
 #                        2.9 GB for a moment, the tools' reports 50 MB)
@@ -38,8 +41,8 @@ files=${GPUTRACE_BENCH_FILES:-/tmp}
 # BUILD_TESTING configures the emulated driver and runtime the launch benchmark runs on.
 cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
 cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline gt_bench_writers \
-    gt_bench_launch gt_bench_snapshot gt_bench_tools gputrace gputrace_cli gtemu_cupti \
-    cupti_ref mt_launcher >/dev/null
+    gt_bench_launch gt_bench_snapshot gt_bench_nvtx gt_bench_tools gt_bench_checksum gputrace gputrace_cli \
+    gtemu_cupti cupti_ref mt_launcher >/dev/null
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -101,9 +104,11 @@ print(f"| drain with CUPTI: 2M launches from 2 threads, default buffer ({r['gpu_
       f"the cut | 0 dropped, 0 pending |")
 EOF2
 rm -rf "$keep"
+"$build/bench/gt_bench_nvtx" "$build/lib/libgputrace.so" 1000000 7 "${GPUTRACE_BENCH_BASELINE:--}"
 snapdir=$(mktemp -d "$files/gt_bench_snapshot.XXXXXX")
 "$build/bench/gt_bench_snapshot" "$build/lib/libgputrace.so" "$snapdir"
 rm -rf "$snapdir"
+"$build/bench/gt_bench_checksum" "$build/lib/libgputrace.so" 5 "${GPUTRACE_BENCH_BASELINE:--}"
 "$build/bench/gt_bench_writers" "$files" | writer_rows
 "$build/bench/gt_bench_tools" "$build/bin/gputrace" "$files"
 echo

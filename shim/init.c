@@ -40,6 +40,7 @@
  * the summary goes to stderr, as for any program. */
 #include "capture_window.h"
 #include "active_copy.h"
+#include "checksum.h"
 #include "clock.h"
 #include "collect.h"
 #include "config.h"
@@ -237,13 +238,23 @@ static void end_step(int (*step)(unsigned wait_ms), const char *what)
     errno = saved;
 }
 
+/* Copies still awaiting their synchronize at the end are recorded as
+ * never synchronized, before the cut takes the records. */
+static void end_checksums(void)
+{
+    if (gt_checksum_on() && atomic_load_explicit(&initialized, memory_order_acquire))
+        gt_checksum_exit();
+}
+
 void gt_exit_cut(void)
 {
+    end_checksums();
     end_step(gt_pipeline_cut, "report's cut");
 }
 
 void gt_exit_final(void)
 {
+    end_checksums();
     end_step(gt_pipeline_finish, "report");
 }
 

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import IO, Any, Iterator
 
 # Tables whose rows are not a top-level list: name -> path to the list.
-_NESTED = {"memory": ("memory", "devices")}
+_NESTED = {"memory": ("memory", "devices"), "heaps": ("memory", "heaps"),
+           "checksums": ("checksums", "copies")}
 
 STATS = ("total", "avg", "med", "min", "max", "stddev", "first", "rest_avg")
 
@@ -30,8 +31,12 @@ _COLUMNS = {
     "sync": ("api", "calls") + _stats("wall_ns"),
     "nvtx": ("domain", "name", "calls") + _stats("wall_ns") + ("gpu_ns_total",),
     "nvtx_marks": ("domain", "name", "count", "first_ns", "last_ns"),
+    "nvtx_counters": ("domain", "name", "unit", "count", "min", "max", "last"),
+    "heaps": ("domain", "name", "bytes", "regions", "region_bytes", "regions_peak",
+              "region_bytes_peak"),
     "api": ("name", "calls") + _stats("wall_ns") + ("errors",),
     "advice": ("rule", "count", "message"),
+    "checksums": ("thread", "index", "bytes", "hash", "status", "site"),
 }
 
 # Objects whose keys are data rather than fields (error name -> count): they
@@ -170,12 +175,26 @@ class Report(Mapping):
     def nvtx_marks_df(self):
         return self.df("nvtx_marks")
 
+    def nvtx_counters_df(self):
+        """NVTX counters: samples, min, max, last per (domain, name)."""
+        return self.df("nvtx_counters")
+
+    def heaps_df(self):
+        """memory.heaps: the heaps pools described with NVTX, their regions."""
+        return self.df("heaps")
+
     def api_df(self):
         """One row per entry point; errors stays a dict (error name -> count)."""
         return self.df("api")
 
     def advice_df(self):
         return self.df("advice")
+
+    def checksums_df(self):
+        """checksums.copies (GPUTRACE_CHECKSUM): one row per device-to-host
+        copy, by thread and index; hash is 16 hex digits, None when the copy
+        could not be hashed (status says why)."""
+        return self.df("checksums")
 
 
 def _what_json(data) -> str:

@@ -146,6 +146,22 @@ void gt_json_fixed(gt_json *w, double v, int decimals)
     fprintf(w->out, "%.*f", decimals, isfinite(v) ? v : 0.0);
 }
 
+void gt_json_number(gt_json *w, double v)
+{
+    next_item(w);
+    if (!isfinite(v)) v = 0.0;
+    if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
+        fprintf(w->out, "%lld", (long long)v);
+    else
+        fprintf(w->out, "%.17g", v);
+}
+
+void gt_json_kv_number(gt_json *w, const char *key, double v)
+{
+    gt_json_key(w, key);
+    gt_json_number(w, v);
+}
+
 void gt_json_kv_string(gt_json *w, const char *key, const char *s)
 {
     gt_json_key(w, key);

@@ -38,6 +38,11 @@ void gt_json_bool(gt_json *w, bool v);
 /* A fixed-point number; NaN and infinities (not JSON) are written as 0. */
 void gt_json_fixed(gt_json *w, double v, int decimals);
 
+/* A number as exactly as a double holds it (integers whole); NaN and
+ * infinities are written as 0. */
+void gt_json_number(gt_json *w, double v);
+void gt_json_kv_number(gt_json *w, const char *key, double v);
+
 /* A value already in JSON (valid, compact), written as it is. */
 void gt_json_raw(gt_json *w, const char *json);
 

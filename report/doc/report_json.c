@@ -17,12 +17,15 @@
  * devices, "largest_leaks". A merged report (loaded.h) adds "spread" to
  * each row and a top-level "inputs". */
 #include <stdlib.h>
+#include <string.h>
 
 #include "advice.h"
 #include "aggregate.h"
+#include "checksum_doc.h"
 #include "display_name.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "json_numbers.h"
 #include "json_writer.h"
 #include "loaded.h"
 #include "memory_table.h"
@@ -191,6 +194,21 @@ static void compile_row(json_ctx *c, const gt_row *row)
     /* The programs (links) these calls were the first compile, verify or
      * link of: over the rows, how many there were. */
     gt_json_kv_uint(&c->w, "programs", row->firsts);
+    /* The other functions the compilation defined, as its inputs show them
+     * (a Numba kernel's device functions). */
+    const char *functions = row->key.f[3] ? str(c, row->key.f[3]) : NULL;
+    if (!functions) return;
+    gt_json_key(&c->w, "functions");
+    gt_json_array_begin(&c->w, true);
+    for (const char *f = functions; *f;) {
+        size_t n = strcspn(f, "\n");
+        char *one = strndup(f, n);
+        if (one) gt_json_string(&c->w, one);
+        c->incomplete |= !one;
+        free(one);
+        f += n + (f[n] == '\n');
+    }
+    gt_json_array_end(&c->w);
 }
 
 static void module_row(json_ctx *c, const gt_row *row)
@@ -223,6 +241,7 @@ static void nvtx_row(json_ctx *c, const gt_row *row)
     int32_t parent = row->parent;
     bool known = parent >= 0 && (uint32_t)parent < t->nrows && c->position;
     gt_json_kv_int(&c->w, "parent", known ? (int64_t)c->position[parent] : -1);
+    gt_json_nvtx_numbers(&c->w, c->r, row);
 }
 
 static void api_row(json_ctx *c, const gt_row *row)
@@ -333,6 +352,8 @@ static void write_memory(json_ctx *c)
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);
+    if (gt_report_enabled(c->r, GT_CAT_MEMORY) && gt_json_heaps(&c->w, c->r) != 0)
+        c->incomplete = true;
     gt_json_object_end(&c->w);
 }
 
@@ -369,6 +390,7 @@ static void write_marks(json_ctx *c, const gt_process_info *p)
         gt_json_kv_uint(&c->w, "count", m->count);
         gt_json_kv_uint(&c->w, "first_ns", m->first > start ? m->first - start : 0);
         gt_json_kv_uint(&c->w, "last_ns", m->last > start ? m->last - start : 0);
+        gt_json_mark_payload(&c->w, m);
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);
@@ -474,8 +496,10 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_table(&c, "api", GT_CAT_API, api_row);
     write_advice(&c, p);
     write_marks(&c, p);
+    if (gt_json_nvtx_counters(&c.w, r, p ? p->start_ns : 0) != 0) c.incomplete = true;
     write_anomalies(&c);
     write_capture(&c, p);
+    if (gt_checksums_write_json(&c.w, r) != 0) c.incomplete = true;
     write_loaded_extras(&c);
     gt_snapshot_info snapshot;
     gt_report_snapshot(r, p, &snapshot);

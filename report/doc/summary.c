@@ -7,6 +7,7 @@
 
 #include "advice.h"
 #include "aggregate.h"
+#include "checksum_doc.h"
 #include "event.h"
 #include "format.h"
 #include "gpu_busy.h"
@@ -306,6 +307,7 @@ static void write_memory(gt_summary *s)
     if (s->v >= GT_VERB_VERBOSE)
         for (uint32_t i = 0; i < m->ndevices; i++)
             write_leaks(s, &m->devices[i]);
+    gt_summary_heaps(s);
 }
 
 /* Ranges the NVTX table could not take at face value. */
@@ -492,10 +494,16 @@ int gt_report_write_summary_fit(const gt_report *r, const gt_process_info *p, en
         if (c == GT_CAT_NVTX) {
             write_nvtx_notes(&s);
             write_marks(&s);
+            gt_summary_counters(&s);
+            gt_summary_range_memory(&s);
         }
     }
     if (empty[0]) fprintf(out, "\nnone recorded: %s\n", empty);
     fputc('\n', out);
+    if (r->checksums.on) {
+        gt_checksums_write_summary(r, out);
+        fputc('\n', out);
+    }
     write_advice(&s);
     if (v >= GT_VERB_DEBUG) {
         fputc('\n', out);

@@ -78,7 +78,7 @@ static const gt_text_column spread_columns[SPREAD_COLS] = {
     {"MaxIn", true, false, 4},
 };
 
-#define MAX_COLS (COL_STATS + SPREAD_COLS + 4u)
+#define MAX_COLS (COL_STATS + SPREAD_COLS + 5u)
 
 /* A table row's cells, in buffers of their own. */
 typedef struct row_cells {
@@ -114,6 +114,8 @@ static unsigned table_columns(const gt_report *r, enum gt_category c, bool verbo
         cols[n++] = (gt_text_column){"Bytes", true, false, 0};
     } else if (c == GT_CAT_NVTX) {
         cols[n++] = (gt_text_column){"GPU", true, false, 0};
+        if (gt_summary_has_rates(r))
+            cols[n++] = (gt_text_column){"Rates per GPU s", false, false, 0};
     }
     if (merged(r)) {
         /* The spread takes room: GB/s and then Med may go too. */
@@ -159,7 +161,8 @@ static unsigned fill_spread(row_cells *rc, unsigned n, const gt_row_spread *sp)
 
 /* Fills the cells of one row; the label and errors strings stay the caller's. */
 static void fill_row(row_cells *rc, const gt_report *r, enum gt_category c, bool verbose,
-                     const gt_row *row, uint64_t table_total, const char *label, const char *errors)
+                     const gt_row *row, uint64_t table_total, const char *label, const char *errors,
+                     const char *rates)
 {
     gt_stats_summary st;
     gt_stats_summarize(&row->time, &st);
@@ -196,6 +199,7 @@ static void fill_row(row_cells *rc, const gt_report *r, enum gt_category c, bool
     } else if (c == GT_CAT_NVTX) {
         rc->cell[n] = gt_format_ns(row->gpu_ns_total, rc->num[n], GT_FORMAT_CAP);
         n++;
+        if (gt_summary_has_rates(r)) rc->cell[n++] = rates ? rates : "";
     }
     if (merged(r)) {
         const gt_row_spread *sp = gt_report_row_spread(r, c, row);
@@ -384,6 +388,39 @@ static void write_rest(gt_summary *s, enum gt_category c, const gt_sorted_row *r
 
 /* A row the default table shows however little time it took: a failure
  * is never hidden behind "... N more". */
+/* A compile row's label with its program's readable name: a program named
+ * after its kernel (Numba's) without the kernel's parameters and tags. */
+static char *compile_readable_label(const gt_report *r, const gt_row *row)
+{
+    const char *program = gt_strtab_get(r->names, row->key.f[1]);
+    char *readable = program[0] ? gt_display_name(program) : NULL;
+    const char *api = gt_strtab_get(r->names, row->key.f[0]);
+    const char *shown = readable ? readable : program;
+    size_t cap = strlen(api) + strlen(shown) + sizeof " (failed)" + 1;
+    char *label = malloc(cap);
+    if (label) snprintf(label, cap, "%s %s%s", api, shown, row->key.f[2] ? "" : " (failed)");
+    free(readable);
+    return label;
+}
+
+/* Verbose compile rows: the label, then the other functions the
+ * compilation defined ("; also f, g"); NULL when it had none. */
+static char *compile_functions_label(const gt_report *r, const gt_row *row, const char *label)
+{
+    if (!row->key.f[3]) return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    fprintf(f, "%s; also ", label);
+    for (const char *p = gt_strtab_get(r->names, row->key.f[3]); *p; p++)
+        if (*p == '\n')
+            fputs(", ", f);
+        else
+            fputc(*p, f);
+    return fclose(f) == 0 ? text : (free(text), NULL);
+}
+
 static bool always_shown(enum gt_category c, const gt_row *row)
 {
     return (c == GT_CAT_API && row->nerrors) || (c == GT_CAT_COMPILE && !row->key.f[2]);
@@ -395,26 +432,34 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
 {
     const gt_table *t = &s->r->tables[c];
     bool tree = c == GT_CAT_NVTX && s->v >= GT_VERB_VERBOSE;
-    /* Kernels by their readable names; verbose gives the full ones (a
-     * Numba name without its escapes and ABI hash). */
+    /* Kernels, and programs named after them, by their readable names;
+     * verbose gives the full ones (a Numba name without its escapes and
+     * ABI hash). */
     bool kernel = c == GT_CAT_KERNEL, verbose = s->v >= GT_VERB_VERBOSE;
+    bool readable_program = c == GT_CAT_COMPILE && !verbose;
     for (size_t i = 0; i < shown; i++) {
         const gt_row *row = rows[order[i]].row;
-        char *label = gt_row_label(s->r, c, row);
+        char *label =
+            readable_program ? compile_readable_label(s->r, row) : gt_row_label(s->r, c, row);
         if (label && kernel) {
             char *readable = verbose ? gt_verbose_name(label) : gt_display_name(label);
             free(label);
             label = readable;
         }
-        char *shown_label = label && tree ? nvtx_tree_label(t, row, label) : NULL;
+        char *shown_label = label && tree ? nvtx_tree_label(t, row, label)
+                            : label && c == GT_CAT_COMPILE && s->v >= GT_VERB_VERBOSE
+                                ? compile_functions_label(s->r, row, label)
+                                : NULL;
         char *errors = c == GT_CAT_API && row->nerrors ? errors_text(s->r, row) : NULL;
+        char *rates = c == GT_CAT_NVTX ? gt_summary_rates(s->r, row) : NULL;
         row_cells rc;
         fill_row(&rc, s->r, c, s->v >= GT_VERB_VERBOSE, row, total,
-                 shown_label ? shown_label : label, errors);
+                 shown_label ? shown_label : label, errors, rates);
         if (label) gt_text_table_add(tt, rc.cell);
         free(label);
         free(shown_label);
         free(errors);
+        free(rates);
         if (!label) return -1;
     }
     return 0;

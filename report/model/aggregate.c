@@ -8,10 +8,14 @@
  * memory in use. */
 #include "advice.h"
 #include "aggregate.h"
+#include "counter_table.h"
+#include "checksum_list.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "heap_table.h"
 #include "memory_table.h"
 #include "nvtx_marks.h"
+#include "nvtx_payload.h"
 #include "nvtx_table.h"
 #include "report.h"
 #include "settings.h"
@@ -101,7 +105,8 @@ static gt_row *add_host_row(gt_row *row, const gt_event *ev)
 
 static void add_compile(gt_report *r, const gt_event *ev)
 {
-    gt_row *row = add_host_row(row_of(r, GT_CAT_COMPILE, ev->api, ev->name, ev->result == 0), ev);
+    gt_row_key key = {{ev->api, ev->name, ev->result == 0, ev->u.compile.functions}};
+    gt_row *row = add_host_row(gt_table_row(&r->tables[GT_CAT_COMPILE], &key), ev);
     if (!row) return;
     row->bytes += ev->bytes;
     row->firsts += ev->u.compile.first != 0;
@@ -159,6 +164,32 @@ static void add_gpu_work(gt_report *r, const gt_event *ev)
         gt_nvtx_gpu_work(&r->nvtx, ev->tid, ev->host_start, start, end);
 }
 
+/* An allocation, a free or a context's end into the memory table and,
+ * for memory per range, to the thread's open ranges: the device memory
+ * it moved and what is in use after it. Outside a capture window
+ * (`counted` false) only what is in use changes. */
+static void add_memory(gt_report *r, const gt_event *ev, bool counted)
+{
+    bool ranges = r->nvtx.memory && gt_report_enabled(r, GT_CAT_NVTX);
+    uint64_t before = ranges ? gt_memory_device_bytes(&r->memory) : 0;
+    gt_memory_add(&r->memory, ev);
+    if (!ranges) return;
+    uint64_t after = gt_memory_device_bytes(&r->memory);
+    int64_t moved = counted ? (int64_t)(after - before) : 0;
+    gt_nvtx_memory(&r->nvtx, ev->tid, ev->host_start, moved, after);
+}
+
+static void add_nvtx(gt_report *r, const gt_event *ev)
+{
+    if (!gt_report_enabled(r, GT_CAT_NVTX)) return;
+    if (ev->kind == GT_EV_NVTX_MARK) {
+        gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
+        gt_nvtx_payload_mark(r, ev, gt_nvtx_marks_add(&r->marks, ev));
+        return;
+    }
+    gt_nvtx_payload_range(r, ev, gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev));
+}
+
 static void add_category(gt_report *r, const gt_event *ev)
 {
     bool ok = ev->result == 0;
@@ -176,7 +207,7 @@ static void add_category(gt_report *r, const gt_event *ev)
     case GT_EV_ALLOC:
     case GT_EV_FREE:
     case GT_EV_CTX_END:
-        if (ok && gt_report_enabled(r, GT_CAT_MEMORY)) gt_memory_add(&r->memory, ev);
+        if (ok && gt_report_enabled(r, GT_CAT_MEMORY)) add_memory(r, ev, true);
         break;
     case GT_EV_COMPILE:
         if (gt_report_enabled(r, GT_CAT_COMPILE)) add_compile(r, ev);
@@ -192,16 +223,22 @@ static void add_category(gt_report *r, const gt_event *ev)
     case GT_EV_NVTX_POP:
     case GT_EV_NVTX_START:
     case GT_EV_NVTX_END:
-        if (gt_report_enabled(r, GT_CAT_NVTX)) gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
-        break;
     case GT_EV_NVTX_MARK:
-        if (!gt_report_enabled(r, GT_CAT_NVTX)) break;
-        gt_nvtx_add(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
-        gt_nvtx_marks_add(&r->marks, ev);
+        add_nvtx(r, ev);
+        break;
+    case GT_EV_NVTX_FIELDS:
+        if (gt_report_enabled(r, GT_CAT_NVTX)) gt_nvtx_payload_fields(r, ev);
+        break;
+    case GT_EV_NVTX_COUNTER:
+        if (gt_report_enabled(r, GT_CAT_NVTX)) gt_counter_table_add(&r->counters, ev);
+        break;
+    case GT_EV_NVTX_HEAP:
+        if (gt_report_enabled(r, GT_CAT_MEMORY)) gt_heap_table_add(&r->heaps, ev);
         break;
     case GT_EV_NONE:
     case GT_EV_API:
     case GT_EV_THREAD_NAME:
+    case GT_EV_CHECKSUM:
     case GT_EV_KIND_COUNT:
         break;
     }
@@ -212,12 +249,28 @@ static void add_category(gt_report *r, const gt_event *ev)
  * (memory.c). */
 static void add_uncaptured(gt_report *r, const gt_event *ev)
 {
-    if (gt_kind_moves_memory(ev->kind) && ev->result == 0 && gt_report_enabled(r, GT_CAT_MEMORY))
-        gt_memory_add(&r->memory, ev);
+    if (!gt_report_enabled(r, GT_CAT_MEMORY)) return;
+    if (gt_kind_moves_memory(ev->kind) && ev->result == 0) add_memory(r, ev, false);
+    if (ev->kind == GT_EV_NVTX_HEAP) gt_heap_table_add(&r->heaps, ev);
+}
+
+/* A copy's checksum: the checksum list, not an event of the tables. */
+static void add_checksum(gt_report *r, const gt_event *ev)
+{
+    gt_checksum_entry e = {.index = ev->u.checksum.index,
+                           .bytes = ev->bytes,
+                           .hash = ev->u.checksum.hash,
+                           .thread = ev->u.checksum.thread,
+                           .status = ev->u.checksum.status};
+    gt_checksums_add(&r->checksums, &e, host_ns(ev));
 }
 
 void gt_report_add(gt_report *r, const gt_event *ev)
 {
+    if (ev->kind == GT_EV_CHECKSUM) {
+        add_checksum(r, ev);
+        return;
+    }
     if (ev->flags & GT_EVF_UNCAPTURED) {
         add_uncaptured(r, ev);
         return;
@@ -245,7 +298,7 @@ void gt_report_add(gt_report *r, const gt_event *ev)
 
 void gt_report_add_after_cut(gt_report *r, const gt_event *ev)
 {
-    if (gt_kind_moves_memory(ev->kind)) add_category(r, ev);
+    if (gt_kind_moves_memory(ev->kind) || ev->kind == GT_EV_NVTX_HEAP) add_category(r, ev);
 }
 
 unsigned gt_report_key_strings(enum gt_category c)
@@ -256,9 +309,10 @@ unsigned gt_report_key_strings(enum gt_category c)
     case GT_CAT_SYNC:
     case GT_CAT_API:
         return 0x1u;
-    case GT_CAT_COMPILE:
     case GT_CAT_NVTX:
         return 0x3u;
+    case GT_CAT_COMPILE:
+        return 0xBu;
     case GT_CAT_MEMCPY:
     case GT_CAT_MEMSET:
     case GT_CAT_MEMORY:

@@ -4,7 +4,8 @@
  *   kernel   name id, 1 for a graph launch
  *   memcpy   enum gt_copy_dir, enum gt_host_mem, 1 when async
  *   memset   1 when async
- *   compile  api id, program name id, 1 when it succeeded
+ *   compile  api id, program name id, 1 when it succeeded, id of its other
+ *            functions (a line each; 0 none)
  *   module   api id, enum gt_image_kind
  *   sync     api id
  *   nvtx     domain id, message id
@@ -16,8 +17,11 @@
 #include <stdbool.h>
 
 #include "advice.h"
+#include "counter_table.h"
+#include "checksum_list.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "heap_table.h"
 #include "idmap.h"
 #include "loaded.h"
 #include "memory_table.h"
@@ -42,19 +46,23 @@ struct gt_report {
      * pair there also times the other threads' work (event pairs only). */
     uint64_t shared_streams;
     gt_idmap stream_threads; /* (device, stream) -> first thread + 1, or SHARED */
-    char dropped_why[192];    /* why events were dropped; "" when not known */
-    gt_capture_info capture;  /* capture.c; valid when capture_set */
+    char dropped_why[192];   /* why events were dropped; "" when not known */
+    gt_capture_info capture; /* capture.c; valid when capture_set */
     bool capture_set;
     gt_snapshot_info snapshot; /* snapshot.c */
-    uint64_t late;          /* records made after the cut (only their memory effect is kept) */
-    uint64_t late_gpu_work; /* of them, kernel launches, copies and memsets */
-    uint64_t gpu_pending;   /* GPU work reported without GPU time: still pending at the end */
+    uint64_t late;             /* records made after the cut (only their memory effect is kept) */
+    uint64_t late_gpu_work;    /* of them, kernel launches, copies and memsets */
+    uint64_t gpu_pending;      /* GPU work reported without GPU time: still pending at the end */
     gt_table tables[GT_CAT_COUNT]; /* tables[GT_CAT_MEMORY] stays empty */
     gt_memory memory;
     gt_nvtx nvtx;
     gt_nvtx_marks marks;
+    gt_idmap nvtx_targets; /* tid -> what its last NVTX record's fields go to (nvtx_payload.c) */
+    gt_counter_table counters; /* NVTX counters */
+    gt_heap_table heaps;       /* NVTX memory heaps and regions */
     gt_gpu_busy busy;
     gt_advice_acc advice;
+    gt_checksums checksums;   /* GPUTRACE_CHECKSUM (checksum_list.h) */
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
 

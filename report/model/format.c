@@ -1,6 +1,7 @@
 #include "format.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 /* Scales v by `step` until it prints as less than one step, then prints
@@ -33,4 +34,22 @@ char *gt_format_bytes(uint64_t bytes, char *buf, size_t cap)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     return format_scaled(bytes, 1024.0, units, 5, buf, cap);
+}
+
+char *gt_format_rate(double per_s, const char *unit, char *buf, size_t cap)
+{
+    static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+    if (!isfinite(per_s)) {
+        snprintf(buf, cap, "- %s/s", unit);
+        return buf;
+    }
+    double x = fabs(per_s);
+    unsigned p = 0;
+    while (p + 1 < sizeof prefixes / sizeof prefixes[0] && x >= 999.5) {
+        x /= 1000.0;
+        p++;
+    }
+    int decimals = x < 9.995 ? 2 : x < 99.95 ? 1 : 0;
+    snprintf(buf, cap, "%s%.*f %s%s/s", per_s < 0 ? "-" : "", decimals, x, prefixes[p], unit);
+    return buf;
 }

@@ -12,4 +12,9 @@
 char *gt_format_ns(uint64_t ns, char *buf, size_t cap);
 char *gt_format_bytes(uint64_t bytes, char *buf, size_t cap);
 
+/* A rate with an SI prefix: "2.10 TFLOP/s", "845 GB/s", "3.20 G/s" (unit
+ * "FLOP", "B", ""). Units of 1000, as GB/s is 10^9 bytes a second. */
+#define GT_FORMAT_RATE_CAP 64u
+char *gt_format_rate(double per_s, const char *unit, char *buf, size_t cap);
+
 #endif

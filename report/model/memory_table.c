@@ -335,6 +335,14 @@ void gt_memory_free(gt_memory *m)
     memset(m, 0, sizeof(*m));
 }
 
+uint64_t gt_memory_device_bytes(const gt_memory *m)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < m->ndevices; i++)
+        if (m->devices[i].device != GT_MEM_HOST_DEVICE) bytes += m->devices[i].current_bytes;
+    return bytes;
+}
+
 uint64_t gt_memory_unknown_frees(const gt_mem_device *d)
 {
     return d->unknown_frees + d->pending_frees;

@@ -147,6 +147,10 @@ void gt_memory_finish(gt_memory *m);
  * removes it. 0, or -1 when GT_MEM_SINKS other sinks are set. */
 int gt_memory_set_sink(gt_memory *m, gt_mem_sink_fn changed, void *ctx);
 
+/* Device memory in use now, summed over the devices (pinned host memory
+ * left out). */
+uint64_t gt_memory_device_bytes(const gt_memory *m);
+
 /* Frees of unknown addresses on a device row so far. */
 uint64_t gt_memory_unknown_frees(const gt_mem_device *d);
 

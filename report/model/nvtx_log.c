@@ -38,11 +38,11 @@ static uint64_t first_number(const gt_nvtx_thread *t)
 
 /* Piece `number` of t's work to every range of t without an end that
  * started before it. */
-static void give(gt_nvtx *n, const gt_nvtx_thread *t, uint64_t number, uint64_t start, uint64_t end)
+static void give(gt_nvtx *n, const gt_nvtx_thread *t, uint64_t number, const gt_nvtx_item *it)
 {
     for (uint32_t i = 0; i < t->nranges; i++) {
         gt_nvtx_range *r = &n->ranges[t->ranges[i]];
-        if (!r->ended && r->first_item <= number) gt_nvtx_work_add(&r->work, start, end);
+        if (!r->ended && r->first_item <= number) gt_nvtx_work_item(&r->work, it);
     }
 }
 
@@ -76,21 +76,19 @@ static bool room(gt_nvtx *n, gt_nvtx_thread *t)
     return t->nitems < t->items_capacity || grow(t) == 0;
 }
 
-void gt_nvtx_log_work(gt_nvtx *n, gt_nvtx_thread *t, uint64_t host_start, uint64_t start,
-                      uint64_t end)
+void gt_nvtx_log_work(gt_nvtx *n, gt_nvtx_thread *t, const gt_nvtx_item *item)
 {
     while (t->nitems && !room(n, t)) {
-        const gt_nvtx_item *oldest = item_at(t, 0);
-        give(n, t, first_number(t), oldest->start, oldest->end);
+        give(n, t, first_number(t), item_at(t, 0));
         drop_oldest(n, t, 1);
     }
     uint64_t number = t->next_item++;
     if (!room(n, t)) {
         t->next_item--; /* not logged: the numbers stay those of the log */
-        give(n, t, number, start, end);
+        give(n, t, number, item);
         return;
     }
-    *item_at(t, t->nitems) = (gt_nvtx_item){host_start, start, end};
+    *item_at(t, t->nitems) = *item;
     t->nitems++;
     n->logged++;
 }
@@ -101,7 +99,7 @@ void gt_nvtx_log_end(gt_nvtx *n, gt_nvtx_thread *t, gt_nvtx_range *r)
     uint32_t from = r->first_item > first ? (uint32_t)(r->first_item - first) : 0;
     for (uint32_t i = from; i < t->nitems; i++) {
         const gt_nvtx_item *it = item_at(t, i);
-        if (it->host_start < r->end) gt_nvtx_work_add(&r->work, it->start, it->end);
+        if (it->host_start < r->end) gt_nvtx_work_item(&r->work, it);
     }
     /* What the ranges still without an end wait for: from the oldest of
      * their starts on. */

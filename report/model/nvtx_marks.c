@@ -32,14 +32,16 @@ static void fold(gt_nvtx_mark *k, uint64_t count, uint64_t first, uint64_t last)
     if (last > k->last) k->last = last;
 }
 
-void gt_nvtx_marks_add(gt_nvtx_marks *m, const gt_event *ev)
+int32_t gt_nvtx_marks_add(gt_nvtx_marks *m, const gt_event *ev)
 {
     gt_nvtx_mark *k = row_of(m, ev->u.nvtx.domain, ev->name, ev->host_start);
     if (!k) {
         m->untracked++;
-        return;
+        return -1;
     }
     fold(k, 1, ev->host_start, ev->host_start);
+    gt_number_add(&k->payload, ev->u.nvtx.payload_kind, ev->u.nvtx.payload);
+    return (int32_t)(k - m->marks);
 }
 
 int gt_nvtx_marks_fold(gt_nvtx_marks *m, const gt_nvtx_mark *in)
@@ -47,6 +49,7 @@ int gt_nvtx_marks_fold(gt_nvtx_marks *m, const gt_nvtx_mark *in)
     gt_nvtx_mark *k = row_of(m, in->domain, in->name, in->first);
     if (!k) return -1;
     fold(k, in->count, in->first, in->last);
+    gt_number_merge(&k->payload, &in->payload);
     return 0;
 }
 

@@ -9,12 +9,14 @@
 
 #include "event.h"
 #include "idmap.h"
+#include "nvtx_numbers.h"
 
 typedef struct gt_nvtx_mark {
     uint32_t domain; /* string id, 0 = the default domain */
     uint32_t name;   /* string id of the message */
     uint64_t count;
     uint64_t first, last; /* host times (CLOCK_MONOTONIC ns) of the earliest and latest */
+    gt_number_total payload; /* the marks' payloads, summed */
 } gt_nvtx_mark;
 
 typedef struct gt_nvtx_marks {
@@ -25,8 +27,9 @@ typedef struct gt_nvtx_marks {
     uint64_t untracked; /* marks that found no memory for their row */
 } gt_nvtx_marks;
 
-/* One GT_EV_NVTX_MARK record. */
-void gt_nvtx_marks_add(gt_nvtx_marks *m, const gt_event *ev);
+/* One GT_EV_NVTX_MARK record, its payload included; the index of its row
+ * (-1 when it has none). */
+int32_t gt_nvtx_marks_add(gt_nvtx_marks *m, const gt_event *ev);
 
 /* A row of marks already counted (a report read back, or merged): added
  * to the row of its (domain, name), made when new. 0, or -1 for want of

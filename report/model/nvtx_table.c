@@ -1,5 +1,6 @@
 #include "event.h"
 #include "idmap.h"
+#include "nvtx_numbers.h"
 #include "nvtx_table.h"
 #include "stats.h"
 #include "table.h"
@@ -26,6 +27,8 @@ static int grow(void **array, uint32_t *capacity, size_t elem, uint32_t need)
 
 static void work_merge(gt_nvtx_work *into, const gt_nvtx_work *from)
 {
+    into->allocated += from->allocated;
+    into->freed += from->freed;
     if (!from->any) return;
     into->gpu_ns += from->gpu_ns;
     if (!into->any || from->first_start < into->first_start) into->first_start = from->first_start;
@@ -33,15 +36,22 @@ static void work_merge(gt_nvtx_work *into, const gt_nvtx_work *from)
     into->any = true;
 }
 
-/* One closed range into its row. */
-static void settle(gt_table *table, int32_t row_index, uint64_t start, uint64_t end,
-                   const gt_nvtx_work *work)
+/* One closed range into its row; peak: the device memory in use at most
+ * while it was open. */
+static void settle(const gt_nvtx *n, gt_table *table, int32_t row_index, uint64_t start,
+                   uint64_t end, const gt_nvtx_work *work, uint64_t peak)
 {
     gt_row *row = &table->rows[row_index];
     row->calls++;
     gt_stats_add(&row->time, end > start ? end - start : 0);
     row->gpu_ns_total += work->gpu_ns;
     if (work->any) row->gpu_span_total += work->last_end - work->first_start;
+    gt_nvtx_numbers *num = n->memory ? gt_row_numbers(row) : NULL;
+    if (!num) return;
+    num->memory = true;
+    num->allocated_bytes += work->allocated;
+    num->freed_bytes += work->freed;
+    if (peak > num->peak_bytes) num->peak_bytes = peak;
 }
 
 static int32_t range_row(gt_table *table, const gt_event *ev, uint32_t level, int32_t parent)
@@ -116,55 +126,59 @@ static gt_nvtx_stack *stack_of(gt_nvtx_thread *t, uint32_t domain, bool create)
     return s;
 }
 
-static void push(gt_nvtx *n, gt_table *table, const gt_event *ev)
+static int32_t push(gt_nvtx *n, gt_table *table, const gt_event *ev)
 {
     gt_nvtx_thread *t = thread_of(n, ev->tid, true);
     gt_nvtx_stack *s = t ? stack_of(t, ev->u.nvtx.domain, true) : NULL;
     if (!s) {
         n->counts.untracked++;
-        return;
+        return -1;
     }
     /* Once a push could not be tracked, deeper ones cannot be either: the
      * overflow count keeps later pops paired with their pushes. */
     if (s->overflow || s->depth >= GT_NVTX_MAX_DEPTH) {
         s->overflow++;
         n->counts.too_deep++;
-        return;
+        return -1;
     }
     int32_t parent = s->depth ? s->frames[s->depth - 1].row : -1;
     int32_t row = range_row(table, ev, s->depth, parent);
     if (row < 0 || grow((void **)&s->frames, &s->capacity, sizeof(*s->frames), s->depth + 1)) {
         s->overflow++;
         n->counts.untracked++;
-        return;
+        return -1;
     }
-    s->frames[s->depth++] = (gt_nvtx_frame){.row = row, .start = ev->host_start};
+    s->frames[s->depth++] = (gt_nvtx_frame){
+        .row = row, .start = ev->host_start, .opened = gt_nvtx_levels_now(&n->levels)};
     gt_nvtx_cover_open(n, t->tid, row, ev->host_start);
+    return row;
 }
 
-static void close_frame(gt_nvtx *n, gt_nvtx_thread *t, gt_nvtx_stack *s, gt_table *table,
-                        uint64_t end)
+static int32_t close_frame(gt_nvtx *n, gt_nvtx_thread *t, gt_nvtx_stack *s, gt_table *table,
+                           uint64_t end)
 {
     gt_nvtx_frame *f = &s->frames[--s->depth];
-    settle(table, f->row, f->start, end, &f->work);
+    settle(n, table, f->row, f->start, end, &f->work, gt_nvtx_levels_peak(&n->levels, f->opened));
     gt_nvtx_cover_close(n, table, t->tid, f->row, end);
     if (s->depth) work_merge(&s->frames[s->depth - 1].work, &f->work);
+    return f->row;
 }
 
-static void pop(gt_nvtx *n, gt_table *table, const gt_event *ev)
+static int32_t pop(gt_nvtx *n, gt_table *table, const gt_event *ev)
 {
     gt_nvtx_thread *t = thread_of(n, ev->tid, false);
     gt_nvtx_stack *s = t ? stack_of(t, ev->u.nvtx.domain, false) : NULL;
     if (s && s->overflow) {
         s->overflow--;
-        return;
+        return -1;
     }
     if (!s || s->depth == 0) {
         n->counts.unbalanced_pops++;
-        return;
+        return -1;
     }
-    close_frame(n, t, s, table, ev->host_start);
+    int32_t row = close_frame(n, t, s, table, ev->host_start);
     forget_if_idle(n, t);
+    return row;
 }
 
 /* Settles the i-th start/end range of thread t, which has ended. */
@@ -172,7 +186,7 @@ static void settle_range(gt_nvtx *n, gt_table *table, gt_nvtx_thread *t, uint32_
 {
     uint32_t slot = t->ranges[i];
     gt_nvtx_range *r = &n->ranges[slot];
-    settle(table, r->row, r->start, r->end, &r->work);
+    settle(n, table, r->row, r->start, r->end, &r->work, r->peak);
     gt_nvtx_cover_close(n, table, t->tid, r->row, r->end);
     gt_idmap_remove(&n->range_index, r->id);
     r->next_free = n->free_slot;
@@ -203,20 +217,20 @@ static int32_t new_range_slot(gt_nvtx *n)
     return (int32_t)n->nslots++;
 }
 
-static void start_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
+static int32_t start_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
 {
     uint64_t id = ev->u.nvtx.range_id;
     uint32_t existing;
     if (gt_idmap_get(&n->range_index, id, &existing) || n->open_ranges >= GT_NVTX_MAX_OPEN_RANGES) {
         n->counts.untracked++;
-        return;
+        return -1;
     }
     gt_nvtx_thread *t = thread_of(n, ev->tid, true);
     int32_t row = range_row(table, ev, 0, -1);
     if (!t || row < 0 ||
         grow((void **)&t->ranges, &t->ranges_capacity, sizeof(*t->ranges), t->nranges + 1)) {
         n->counts.untracked++;
-        return;
+        return -1;
     }
     int32_t slot = new_range_slot(n);
     if (slot < 0 || gt_idmap_set(&n->range_index, id, (uint32_t)slot) != 0) {
@@ -225,10 +239,16 @@ static void start_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
             n->free_slot = (uint32_t)slot + 1;
         }
         n->counts.untracked++;
-        return;
+        return -1;
     }
-    n->ranges[slot] = (gt_nvtx_range){
-        .id = id, .tid = ev->tid, .row = row, .start = ev->host_start, .first_item = t->next_item};
+    gt_nvtx_mem_mark opened = gt_nvtx_levels_now(&n->levels);
+    n->ranges[slot] = (gt_nvtx_range){.id = id,
+                                      .tid = ev->tid,
+                                      .row = row,
+                                      .start = ev->host_start,
+                                      .first_item = t->next_item,
+                                      .opened = opened,
+                                      .peak = opened.level};
     gt_nvtx_cover_open(n, t->tid, row, ev->host_start);
     n->open_ranges++;
     t->ranges[t->nranges++] = (uint32_t)slot;
@@ -239,9 +259,10 @@ static void start_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
         t->ended++;
         take_pending_end(n, p);
     }
+    return row;
 }
 
-static void end_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
+static int32_t end_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
 {
     uint64_t id = ev->u.nvtx.range_id;
     uint32_t slot;
@@ -249,10 +270,12 @@ static void end_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
         gt_nvtx_range *r = &n->ranges[slot];
         if (r->ended) {
             n->counts.unmatched_ends++;
-            return;
+            return -1;
         }
+        int32_t row = r->row;
         r->ended = true;
         r->end = ev->host_start;
+        r->peak = gt_nvtx_levels_peak(&n->levels, r->opened);
         gt_nvtx_thread *t = thread_of(n, r->tid, false);
         t->ended++;
         gt_nvtx_log_end(n, t, r);
@@ -264,37 +287,34 @@ static void end_range(gt_nvtx *n, gt_table *table, const gt_event *ev)
             settle_range(n, table, t, i);
             forget_if_idle(n, t);
         }
-        return;
+        return row;
     }
     if (n->npending >= GT_NVTX_PENDING_ENDS ||
         grow((void **)&n->pending, &n->pending_capacity, sizeof(*n->pending), n->npending + 1) ||
         gt_idmap_set(&n->pending_index, id, n->npending) != 0) {
         n->counts.unmatched_ends++;
-        return;
+        return -1;
     }
     n->pending[n->npending++] = (gt_nvtx_pending_end){.id = id, .time = ev->host_start};
+    return -1;
 }
 
-void gt_nvtx_add(gt_nvtx *n, gt_table *table, const gt_event *ev)
+int32_t gt_nvtx_add(gt_nvtx *n, gt_table *table, const gt_event *ev)
 {
     switch (ev->kind) {
     case GT_EV_NVTX_PUSH:
-        push(n, table, ev);
-        break;
+        return push(n, table, ev);
     case GT_EV_NVTX_POP:
-        pop(n, table, ev);
-        break;
+        return pop(n, table, ev);
     case GT_EV_NVTX_START:
-        start_range(n, table, ev);
-        break;
+        return start_range(n, table, ev);
     case GT_EV_NVTX_END:
-        end_range(n, table, ev);
-        break;
+        return end_range(n, table, ev);
     case GT_EV_NVTX_MARK:
         n->counts.marks++;
-        break;
+        return -1;
     default:
-        break;
+        return -1;
     }
 }
 
@@ -315,21 +335,37 @@ void gt_nvtx_observe(gt_nvtx *n, gt_table *table, const gt_event *ev)
     forget_if_idle(n, t);
 }
 
-void gt_nvtx_gpu_work(gt_nvtx *n, uint32_t tid, uint64_t host_start, uint64_t start, uint64_t end)
+/* A piece of the thread's work (GPU time or memory moved) to its open
+ * ranges: the innermost push range of each domain, the start/end ranges
+ * whose end is known and came after it; for the others it waits until
+ * their end is known. */
+static void thread_work(gt_nvtx *n, uint32_t tid, const gt_nvtx_item *it)
 {
     if (n->nthreads == 0) return;
     gt_nvtx_thread *t = thread_of(n, tid, false);
     if (!t) return;
     for (uint32_t s = 0; s < t->nstacks; s++)
         if (t->stacks[s].depth)
-            gt_nvtx_work_add(&t->stacks[s].frames[t->stacks[s].depth - 1].work, start, end);
-    /* A range whose end is known takes the work issued before it; for the
-     * others the work waits until their end is known. */
+            gt_nvtx_work_item(&t->stacks[s].frames[t->stacks[s].depth - 1].work, it);
     for (uint32_t i = 0; i < t->nranges; i++) {
         gt_nvtx_range *r = &n->ranges[t->ranges[i]];
-        if (r->ended && host_start < r->end) gt_nvtx_work_add(&r->work, start, end);
+        if (r->ended && it->host_start < r->end) gt_nvtx_work_item(&r->work, it);
     }
-    if (t->nranges > t->ended) gt_nvtx_log_work(n, t, host_start, start, end);
+    if (t->nranges > t->ended) gt_nvtx_log_work(n, t, it);
+}
+
+void gt_nvtx_gpu_work(gt_nvtx *n, uint32_t tid, uint64_t host_start, uint64_t start, uint64_t end)
+{
+    gt_nvtx_item it = {host_start, start, end, 0};
+    thread_work(n, tid, &it);
+}
+
+void gt_nvtx_memory(gt_nvtx *n, uint32_t tid, uint64_t host_start, int64_t moved, uint64_t level)
+{
+    if (!n->memory) return;
+    gt_nvtx_item it = {host_start, 0, 0, moved};
+    if (moved) thread_work(n, tid, &it);
+    if (moved || level != n->levels.level) gt_nvtx_levels_change(&n->levels, level);
 }
 
 void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
@@ -350,6 +386,7 @@ void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
             if (!r->ended) {
                 r->ended = true;
                 r->end = end_ns;
+                r->peak = gt_nvtx_levels_peak(&n->levels, r->opened);
                 t->ended++;
                 n->counts.open_at_exit++;
                 gt_nvtx_log_end(n, t, r);
@@ -360,9 +397,14 @@ void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns)
     n->counts.unmatched_ends += n->npending;
     gt_nvtx_counts counts = n->counts;
     uint64_t open_ns = n->open_ns;
+    bool memory = n->memory;
+    gt_nvtx_levels levels = n->levels;
+    n->levels = (gt_nvtx_levels){0};
     gt_nvtx_free(n);
     n->counts = counts;
     n->open_ns = open_ns;
+    n->memory = memory;
+    n->levels = levels; /* memory in use goes on: ranges opened later start from it */
 }
 
 void gt_nvtx_free(gt_nvtx *n)
@@ -376,5 +418,8 @@ void gt_nvtx_free(gt_nvtx *n)
     gt_idmap_free(&n->range_index);
     gt_idmap_free(&n->pending_index);
     gt_nvtx_cover_free(n);
+    gt_nvtx_levels_free(&n->levels);
+    bool memory = n->memory;
     memset(n, 0, sizeof(*n));
+    n->memory = memory;
 }

@@ -21,7 +21,12 @@
  * is also kept with overlaps counted once (nvtx_cover.c): open_ns, the
  * time each thread had any range open, summed over threads, and each
  * row's open_ns, the time each thread had a range of that row open; the
- * row's share of the whole never passes 100%. */
+ * row's share of the whole never passes 100%.
+ *
+ * Memory per range (the `memory` category on): the device memory a
+ * range's thread allocated and freed while it was open, as its GPU work
+ * is counted, and the peak of the device memory in use (all devices) while
+ * it was open (range_memory.c). */
 #ifndef GT_NVTX_TABLE_H
 #define GT_NVTX_TABLE_H
 
@@ -46,12 +51,22 @@ typedef struct gt_nvtx_work {
     uint64_t first_start;
     uint64_t last_end;
     bool any;
+    uint64_t allocated; /* device memory bytes its thread allocated, freed */
+    uint64_t freed;
 } gt_nvtx_work;
+
+/* Where the device memory in use stood when a range opened: the change
+ * count then and the bytes in use (range_memory.c). */
+typedef struct gt_nvtx_mem_mark {
+    uint64_t seq;
+    uint64_t level;
+} gt_nvtx_mem_mark;
 
 typedef struct gt_nvtx_frame {
     int32_t row;
     uint64_t start;
     gt_nvtx_work work;
+    gt_nvtx_mem_mark opened;
 } gt_nvtx_frame;
 
 typedef struct gt_nvtx_stack {
@@ -79,15 +94,30 @@ typedef struct gt_nvtx_range {
     uint64_t first_item; /* the number its thread's next logged work had at the start */
     bool ended;
     gt_nvtx_work work;
+    gt_nvtx_mem_mark opened;
+    uint64_t peak;      /* device memory in use at most while open, known once ended */
     uint32_t next_free; /* while the slot is free: the next free slot + 1 */
 } gt_nvtx_range;
 
-/* A piece of GPU work issued at host_start, waiting in its thread's log. */
+/* A piece of GPU work [start, end), or a memory move (`moved` bytes:
+ * allocated when positive, freed when negative), issued at host_start,
+ * waiting in its thread's log. */
 typedef struct gt_nvtx_item {
     uint64_t host_start;
     uint64_t start;
     uint64_t end;
+    int64_t moved;
 } gt_nvtx_item;
+
+static inline void gt_nvtx_work_item(gt_nvtx_work *w, const gt_nvtx_item *it)
+{
+    if (it->moved > 0)
+        w->allocated += (uint64_t)it->moved;
+    else if (it->moved < 0)
+        w->freed += (uint64_t)-it->moved;
+    else
+        gt_nvtx_work_add(w, it->start, it->end);
+}
 
 /* A thread with open ranges; forgotten when it has none. */
 typedef struct gt_nvtx_thread {
@@ -130,7 +160,25 @@ typedef struct gt_nvtx_counts {
     uint64_t untracked;       /* ranges past the caps or out of memory */
 } gt_nvtx_counts;
 
+/* The device memory in use as records reach the report, and the peaks
+ * since each moment a range opened (range_memory.c): a stack of the
+ * changes no later change has exceeded, levels falling from the oldest.
+ * The peak since change s is the level of the oldest entry from s on.
+ * Bounded: past GT_NVTX_LEVELS_MAX entries the older half is folded into
+ * one, at its highest level. */
+#define GT_NVTX_LEVELS_MAX 65536u
+
+typedef struct gt_nvtx_levels {
+    uint64_t seq;   /* changes so far */
+    uint64_t level; /* bytes in use now */
+    gt_nvtx_mem_mark *stack;
+    uint32_t n;
+    uint32_t capacity;
+} gt_nvtx_levels;
+
 typedef struct gt_nvtx {
+    bool memory; /* memory per range is kept (the `memory` category is on) */
+    gt_nvtx_levels levels;
     gt_nvtx_thread *threads;
     uint32_t nthreads;
     uint32_t threads_capacity;
@@ -160,8 +208,10 @@ typedef struct gt_nvtx {
     uint64_t open_ns; /* time threads had a range open, summed over threads */
 } gt_nvtx;
 
-/* An NVTX record (push, pop, start, end, mark) into the rows of `table`. */
-void gt_nvtx_add(gt_nvtx *n, gt_table *table, const gt_event *ev);
+/* An NVTX record (push, pop, start, end, mark) into the rows of `table`:
+ * the row of the range it opened or closed, -1 for none (a mark, a range
+ * not tracked, an end whose start has not come). */
+int32_t gt_nvtx_add(gt_nvtx *n, gt_table *table, const gt_event *ev);
 
 /* Called for every record of a thread before it is folded elsewhere:
  * settles the start/end ranges of the thread that ended before it. */
@@ -169,6 +219,11 @@ void gt_nvtx_observe(gt_nvtx *n, gt_table *table, const gt_event *ev);
 
 /* GPU work [start, end) recorded by thread tid at host_start. */
 void gt_nvtx_gpu_work(gt_nvtx *n, uint32_t tid, uint64_t host_start, uint64_t start, uint64_t end);
+
+/* Device memory allocated (moved > 0) or freed (< 0) by thread tid at
+ * host_start, after which `level` bytes are in use; moved 0: only the
+ * level changed (memory moved outside a capture window). */
+void gt_nvtx_memory(gt_nvtx *n, uint32_t tid, uint64_t host_start, int64_t moved, uint64_t level);
 
 /* Closes everything still open at end_ns and settles what is waiting. */
 void gt_nvtx_finish(gt_nvtx *n, gt_table *table, uint64_t end_ns);
@@ -183,11 +238,17 @@ void gt_nvtx_cover_free(gt_nvtx *n);
 
 /* nvtx_log.c: GPU work [start, end) thread t issued at host_start while a
  * start/end range of its own has no known end: kept until it has. */
-void gt_nvtx_log_work(gt_nvtx *n, gt_nvtx_thread *t, uint64_t host_start, uint64_t start,
-                      uint64_t end);
+void gt_nvtx_log_work(gt_nvtx *n, gt_nvtx_thread *t, const gt_nvtx_item *item);
 /* The end of r, t's range, became known (r->end): the logged work issued
  * before it goes to r, and what no range waits for any more leaves. */
 void gt_nvtx_log_end(gt_nvtx *n, gt_nvtx_thread *t, gt_nvtx_range *r);
 void gt_nvtx_log_free(gt_nvtx *n, gt_nvtx_thread *t);
+
+/* range_memory.c: where memory in use stands now; the peak since `from`
+ * (at least its level); a change to `level` bytes in use. */
+gt_nvtx_mem_mark gt_nvtx_levels_now(const gt_nvtx_levels *l);
+uint64_t gt_nvtx_levels_peak(const gt_nvtx_levels *l, gt_nvtx_mem_mark from);
+void gt_nvtx_levels_change(gt_nvtx_levels *l, uint64_t level);
+void gt_nvtx_levels_free(gt_nvtx_levels *l);
 
 #endif

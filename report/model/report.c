@@ -2,8 +2,12 @@
 #include <stdlib.h>
 
 #include "aggregate.h"
+#include "counter_table.h"
+#include "checksum_list.h"
+#include "checksum_mode.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "heap_table.h"
 #include "loaded.h"
 #include "memory_table.h"
 #include "nvtx_marks.h"
@@ -23,6 +27,7 @@ gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names
                                      .verbosity = GT_VERB_DEFAULT,
                                      .gpu_timing = GT_GPU_TIMING_EVENTS};
     r->names = names;
+    r->nvtx.memory = gt_report_enabled(r, GT_CAT_NVTX) && gt_report_enabled(r, GT_CAT_MEMORY);
     return r;
 }
 
@@ -34,8 +39,12 @@ void gt_report_destroy(gt_report *r)
     gt_memory_free(&r->memory);
     gt_nvtx_free(&r->nvtx);
     gt_nvtx_marks_free(&r->marks);
+    gt_idmap_free(&r->nvtx_targets);
+    gt_counter_table_free(&r->counters);
+    gt_heap_table_free(&r->heaps);
     gt_gpu_busy_free(&r->busy);
     gt_idmap_free(&r->stream_threads);
+    gt_checksums_free(&r->checksums);
     gt_loaded_free(r->loaded);
     free(r);
 }
@@ -80,6 +89,11 @@ const char *gt_report_gpu_source_detail(const gt_report *r)
 void gt_report_set_gpu_timing_off(gt_report *r, const char *reason)
 {
     snprintf(r->gpu_timing_off, sizeof r->gpu_timing_off, "%s", reason ? reason : "");
+}
+
+void gt_report_set_checksum_mode(gt_report *r, gt_checksum_mode m)
+{
+    gt_checksums_set_mode(&r->checksums, m);
 }
 
 uint64_t gt_report_event_count(const gt_report *r)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "checksum_mode.h"
 #include "event.h"
 #include "settings.h"
 #include "strtab.h"
@@ -81,6 +82,10 @@ void gt_report_set_counts(gt_report *r, const gt_report_counts *c);
 void gt_report_add_after_cut(gt_report *r, const gt_event *ev);
 
 uint64_t gt_report_event_count(const gt_report *r);
+
+/* The GPUTRACE_CHECKSUM mode the run hashed its copies in: the report
+ * then has a checksum list (GT_EV_CHECKSUM records; JSON checksums). */
+void gt_report_set_checksum_mode(gt_report *r, gt_checksum_mode m);
 
 /* What was captured. A report never told records everything: one window
  * as long as the process. */

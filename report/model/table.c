@@ -1,3 +1,4 @@
+#include "nvtx_numbers.h"
 #include "stats.h"
 #include "strtab.h"
 #include "table.h"
@@ -102,6 +103,8 @@ void gt_table_free(gt_table *t)
     for (uint32_t r = 0; r < t->nrows; r++) {
         gt_stats_free(&t->rows[r].time);
         free(t->rows[r].errors);
+        if (t->rows[r].numbers) gt_nvtx_numbers_free(t->rows[r].numbers);
+        free(t->rows[r].numbers);
     }
     free(t->rows);
     free(t->index);

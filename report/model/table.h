@@ -29,6 +29,8 @@ typedef struct gt_api_error {
     uint64_t count;
 } gt_api_error;
 
+struct gt_nvtx_numbers;
+
 typedef struct gt_row {
     gt_row_key key;
     uint64_t calls;
@@ -45,6 +47,7 @@ typedef struct gt_row {
     int32_t parent;          /* nvtx: row of the enclosing range where first seen, -1 none */
     gt_api_error *errors;    /* api: distinct failures */
     uint32_t nerrors;
+    struct gt_nvtx_numbers *numbers; /* nvtx: payloads and memory (nvtx_numbers.h); NULL: none */
 } gt_row;
 
 #define GT_TABLE_CACHE_SLOTS 256u

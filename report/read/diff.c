@@ -23,7 +23,7 @@ const char *gt_diff_verdict_name(enum gt_diff_verdict v)
 
 const char *gt_diff_row_category(const gt_diff_row *r)
 {
-    return r->mark ? "nvtx_mark" : gt_category_name(r->cat);
+    return r->mark ? "nvtx_mark" : r->rate ? "nvtx_rate" : gt_category_name(r->cat);
 }
 
 static bool worse(enum gt_diff_verdict v)
@@ -98,12 +98,13 @@ static int by_move(const void *x, const void *y)
     const gt_diff_row *a = x, *b = y;
     if (a->cat != b->cat) return a->cat < b->cat ? -1 : 1;
     if (a->mark != b->mark) return a->mark ? 1 : -1;
+    if (a->rate != b->rate) return a->rate ? 1 : -1;
     uint64_t ma = moved(a), mb = moved(b);
     if (ma != mb) return ma > mb ? -1 : 1;
     return strcmp(a->name, b->name);
 }
 
-static gt_diff_row *add_row(gt_diff *d, size_t *cap)
+gt_diff_row *gt_diff_add_row(gt_diff *d, size_t *cap)
 {
     if (d->nrows == *cap) {
         size_t grown_cap = *cap ? *cap * 2 : 256;
@@ -126,7 +127,7 @@ static int compare_table(gt_diff *d, size_t *cap, const gt_report *from, const g
         const gt_row *row = &t->rows[i];
         const gt_row *match = gt_table_find(&other->tables[c], &row->key);
         if (!from_is_base && match) continue; /* done from the base's side */
-        gt_diff_row *out = add_row(d, cap);
+        gt_diff_row *out = gt_diff_add_row(d, cap);
         if (!out) return -1;
         *out = (gt_diff_row){.cat = c, .name = gt_row_label(from, c, row)};
         if (!out->name) {
@@ -156,7 +157,7 @@ static int compare_marks(gt_diff *d, size_t *cap, const gt_report *from, const g
         const gt_nvtx_mark *mark = &from->marks.marks[i];
         const gt_nvtx_mark *match = gt_nvtx_marks_find(&other->marks, mark->domain, mark->name);
         if (!from_is_base && match) continue;
-        gt_diff_row *out = add_row(d, cap);
+        gt_diff_row *out = gt_diff_add_row(d, cap);
         if (!out) return -1;
         *out = (gt_diff_row){.cat = GT_CAT_NVTX,
                              .mark = true,
@@ -226,8 +227,18 @@ int gt_diff_reports(const gt_report *base, const gt_report *next, const char *ba
             return -1;
         }
     }
+    if ((opt->categories & (GT_CAT_BIT(GT_CAT_NVTX) | GT_CAT_BIT(GT_CAT_KERNEL))) &&
+        gt_diff_rates(out, &cap, base, next) != 0) {
+        gt_diff_free(out);
+        return -1;
+    }
     judge_gpu_busy(out);
     if (out->nrows) qsort(out->rows, out->nrows, sizeof(*out->rows), by_move);
+    out->names = base->names;
+    if (gt_diff_checksums_compare(base, next, &out->checksums) != 0) {
+        gt_diff_free(out);
+        return -1;
+    }
     return 0;
 }
 

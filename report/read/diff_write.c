@@ -84,6 +84,7 @@ static void write_header(const gt_diff *d, FILE *out)
         fprintf(out, "; GPU busy %s",
                 percent(change(d->base.gpu_busy_ns, d->next.gpu_busy_ns), pct, sizeof pct));
     fputc('\n', out);
+    gt_diff_checksums_write_text(&d->checksums, d->names, out);
 }
 
 static const gt_text_column columns[] = {
@@ -95,7 +96,7 @@ enum { NCOLS = sizeof columns / sizeof columns[0] };
 
 static void add_row(gt_text_table *tt, const gt_diff_row *r)
 {
-    char cells[NCOLS - 1][GT_FORMAT_CAP + 8];
+    char cells[NCOLS - 1][GT_FORMAT_RATE_CAP];
     const char *c[NCOLS];
     snprintf(cells[0], sizeof cells[0], "%s%s", gt_diff_verdict_name(r->verdict),
              (r->verdict == GT_DIFF_SLOWER || r->verdict == GT_DIFF_NEW) && !r->fails && !r->mark
@@ -111,9 +112,12 @@ static void add_row(gt_text_table *tt, const gt_diff_row *r)
             snprintf(cells[6 + s], sizeof cells[6 + s], "-");
             continue;
         }
-        /* A mark has a count and no time. */
+        /* A mark has a count and no time; a rate is per second. */
         if (r->mark)
             snprintf(cells[2 + s], sizeof cells[2 + s], "-");
+        else if (r->rate)
+            gt_format_rate(s ? r->rate_after : r->rate_before, r->unit, cells[2 + s],
+                           sizeof cells[2 + s]);
         else
             gt_format_ns(side->total, cells[2 + s], sizeof cells[2 + s]);
         snprintf(cells[4 + s], sizeof cells[4 + s], "%" PRIu64, side->calls);
@@ -160,8 +164,9 @@ int gt_diff_write_text(const gt_diff *d, bool all, unsigned width, FILE *out)
     write_header(d, out);
     int rc = 0;
     for (size_t from = 0, to; from < d->nrows; from = to) {
-        for (to = from; to < d->nrows && d->rows[to].cat == d->rows[from].cat &&
-                        d->rows[to].mark == d->rows[from].mark;
+        for (to = from;
+             to < d->nrows && d->rows[to].cat == d->rows[from].cat &&
+             d->rows[to].mark == d->rows[from].mark && d->rows[to].rate == d->rows[from].rate;
              to++)
             ;
         if (write_category(d, from, to, all, width, out) != 0) rc = -1;
@@ -241,6 +246,7 @@ int gt_diff_write_json(const gt_diff *d, FILE *out)
         if (c != GT_CAT_MEMORY && (d->opt.categories & GT_CAT_BIT(c)))
             gt_json_string(&w, gt_category_name(c));
     gt_json_array_end(&w);
+    gt_diff_checksums_write_json(&d->checksums, d->names, &w);
     gt_json_key(&w, "rows");
     gt_json_array_begin(&w, false);
     for (size_t i = 0; i < d->nrows; i++) {
@@ -253,6 +259,11 @@ int gt_diff_write_json(const gt_diff *d, FILE *out)
         json_pct(&w, "change_pct", r->change_pct);
         json_side(&w, "before", &r->before);
         json_side(&w, "after", &r->after);
+        if (r->rate) {
+            gt_json_kv_number(&w, "rate_before", r->rate_before);
+            gt_json_kv_number(&w, "rate_after", r->rate_after);
+            gt_json_kv_string(&w, "unit", r->unit);
+        }
         gt_json_object_end(&w);
     }
     gt_json_array_end(&w);
@@ -274,6 +285,19 @@ int gt_diff_write_csv(const gt_diff *d, FILE *out)
         fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n",
                 r->before.calls, r->after.calls, r->before.total, r->after.total, r->before.avg,
                 r->after.avg);
+    }
+    /* The checksums' verdict as one more row, its name the copy or why. */
+    const gt_diff_checksums *ck = &d->checksums;
+    if (ck->verdict != GT_DIFF_CK_NONE) {
+        char name[400];
+        if (ck->verdict == GT_DIFF_CK_DIVERGED)
+            snprintf(name, sizeof name, "thread %" PRIu32 " copy %" PRIu64, ck->thread, ck->index);
+        else
+            snprintf(name, sizeof name, "%s", ck->detail);
+        fputs("checksums,", out);
+        gt_csv_write_name(out, name);
+        fprintf(out, ",%s,%s,,,,,,,\r\n", gt_diff_checksum_verdict_name(ck->verdict),
+                ck->verdict >= GT_DIFF_CK_DIVERGED ? "true" : "false");
     }
     return ferror(out) ? -1 : 0;
 }

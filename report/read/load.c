@@ -340,10 +340,10 @@ static void print_value(FILE *f, const cJSON *v)
 static bool keep_member(gt_loader *ld, const cJSON *m)
 {
     static const char *const known[] = {
-        "tool",   "schema", "version",    "process",   "config", "totals",  "kernels",
-        "memcpy", "memset", "memory",     "compile",   "module", "sync",    "nvtx",
-        "api",    "advice", "nvtx_marks", "anomalies", "inputs", "capture", "snapshot",
-        "gpu_timing",
+        "tool",    "schema",  "version",  "process",    "config",        "totals",
+        "kernels", "memcpy",  "memset",   "memory",     "compile",       "module",
+        "sync",    "nvtx",    "api",      "advice",     "nvtx_marks",    "anomalies",
+        "inputs",  "capture", "snapshot", "gpu_timing", "nvtx_counters", "checksums",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;
@@ -389,12 +389,13 @@ static bool load_document(gt_loader *ld, const cJSON *doc)
         return gt_load_fail(ld, NULL, what);
     }
     if (!load_process(ld, doc) || !load_config(ld, doc) || !load_gpu_timing(ld, doc) ||
-        !load_totals(ld, doc)) return false;
+        !load_totals(ld, doc))
+        return false;
     ld->table = NULL;
     if (!gt_load_tables(ld, doc)) return false;
     ld->table = NULL;
     if (!load_advice(ld, doc) || !load_anomalies(ld, doc) || !load_inputs(ld, doc) ||
-        !gt_load_capture(ld, doc))
+        !gt_load_capture(ld, doc) || !gt_load_checksums(ld, doc))
         return false;
     ld->table = NULL;
     for (const cJSON *m = doc->child; m; m = m->next)

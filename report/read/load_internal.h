@@ -11,8 +11,10 @@
 
 #include "aggregate.h"
 #include "loaded.h"
+#include "nvtx_numbers.h"
 #include "report.h"
 #include "strtab.h"
+#include "table.h"
 
 typedef struct gt_loader {
     gt_report *r;
@@ -66,8 +68,18 @@ bool gt_load_number_u64(const cJSON *v, uint64_t *out);
 /* The capture and the snapshot, when the report has them (load_capture.c). */
 bool gt_load_capture(gt_loader *ld, const cJSON *doc);
 
+/* The checksum list, when the report has one (load_checksums.c). */
+bool gt_load_checksums(gt_loader *ld, const cJSON *doc);
+
 /* The tables (load_rows.c): each SPEC §6 array, the memory devices and
  * the NVTX marks. */
 bool gt_load_tables(gt_loader *ld, const cJSON *doc);
+
+/* The numbers NVTX carried (load_numbers.c): of an `nvtx` row, of a mark,
+ * the counters, the memory's heaps; absent ones are none. */
+bool gt_load_nvtx_numbers(gt_loader *ld, const cJSON *row, gt_row *out);
+bool gt_load_mark_payload(gt_loader *ld, const cJSON *mark, gt_number_total *out);
+bool gt_load_counters(gt_loader *ld, const cJSON *doc);
+bool gt_load_heaps(gt_loader *ld, const cJSON *memory);
 
 #endif

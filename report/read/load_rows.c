@@ -1,6 +1,7 @@
 /* Reading the tables of a JSON report into the report's rows, keyed as
  * aggregation keys them (aggregate.h), so that the writers sort and name
  * them exactly as they did when the shim wrote the file. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,20 @@ static bool compile_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row
         !gt_load_bool_or(ld, row, "ok", h, -1, &ok))
         return false;
     key->f[2] = ok;
+    /* The other functions compiled, a line each (absent: none). */
+    const cJSON *functions = gt_load_member(row, "functions", NULL);
+    if (!functions) return true;
+    if (!cJSON_IsArray(functions)) return gt_load_fail(ld, "functions", "expected an array");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    for (const cJSON *e = functions->child; f && e; e = e->next) {
+        if (!cJSON_IsString(e)) break;
+        fprintf(f, "%s%s", e == functions->child ? "" : "\n", e->valuestring);
+    }
+    if (!f || fclose(f) != 0) return gt_load_fail(ld, "functions", "out of memory");
+    key->f[3] = len ? gt_strtab_intern(ld->names, text, len) : 0;
+    free(text);
     return true;
 }
 
@@ -203,7 +218,8 @@ static bool nvtx_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row *
         !gt_load_u64(ld, row, "gpu_ns_total", h, &out->gpu_ns_total) ||
         !gt_load_u64_or(ld, row, "gpu_span_ns_total", h, 0, &out->gpu_span_total) ||
         !gt_load_i64_or(ld, row, "level", h, 0, INT32_MAX, 0, &level) ||
-        !gt_load_u64_or(ld, row, "open_ns", h, 0, &out->open_ns))
+        !gt_load_u64_or(ld, row, "open_ns", h, 0, &out->open_ns) ||
+        !gt_load_nvtx_numbers(ld, row, out))
         return false;
     out->level = (int32_t)level;
     return true;
@@ -412,6 +428,7 @@ static bool load_memory(gt_loader *ld, const cJSON *doc)
             return false;
     }
     ld->index = -1;
+    if (!gt_load_heaps(ld, mem)) return false;
     return true;
 }
 
@@ -435,7 +452,8 @@ static bool load_marks(gt_loader *ld, const cJSON *doc)
             !gt_load_name(ld, e, "name", &h, &mark.name) ||
             !gt_load_u64(ld, e, "count", &h, &mark.count) ||
             !gt_load_u64(ld, e, "first_ns", &h, &first) ||
-            !gt_load_u64(ld, e, "last_ns", &h, &last))
+            !gt_load_u64(ld, e, "last_ns", &h, &last) ||
+            !gt_load_mark_payload(ld, e, &mark.payload))
             return false;
         if (first > last) return gt_load_fail(ld, "first_ns", "after last_ns");
         mark.first = first > UINT64_MAX - start ? UINT64_MAX : start + first;
@@ -459,5 +477,5 @@ bool gt_load_tables(gt_loader *ld, const cJSON *doc)
         }
     }
     ld->table = NULL;
-    return load_marks(ld, doc);
+    return load_marks(ld, doc) && gt_load_counters(ld, doc);
 }

@@ -13,7 +13,10 @@
 #include "event.h"
 #include "gpu_busy.h"
 #include "memory_table.h"
+#include "counter_table.h"
+#include "heap_table.h"
 #include "nvtx_marks.h"
+#include "nvtx_numbers.h"
 #include "nvtx_table.h"
 #include "report.h"
 #include "settings.h"
@@ -159,7 +162,8 @@ static bool merge_row(merge_ctx *m, const gt_report *in, uint32_t input, enum gt
     dst->gpu_span_total += src->gpu_span_total;
     dst->open_ns += src->open_ns;
     dst->firsts += src->firsts;
-    if (!add_errors(dst, src)) return fail(m, "out of memory");
+    if (!add_errors(dst, src) || gt_nvtx_numbers_merge(dst, src) != 0)
+        return fail(m, "out of memory");
     gt_stats_summary s;
     gt_stats_summarize(&src->time, &s);
     category_acc *a = &m->acc[c];
@@ -342,6 +346,26 @@ static bool merge_marks(merge_ctx *m, gt_report *const *in)
             if (gt_nvtx_marks_fold(&m->out->marks, &mark) != 0) return fail(m, "out of memory");
         }
         m->out->marks.untracked += marks->untracked;
+    }
+    return true;
+}
+
+/* NVTX counters by (domain, name), times moved as the marks' are; heaps
+ * by (domain, name). */
+static bool merge_counters_heaps(merge_ctx *m, gt_report *const *in)
+{
+    uint64_t origin = m->l->process.start_ns;
+    for (size_t i = 0; i < m->n; i++) {
+        uint64_t start = gt_report_process(in[i])->start_ns;
+        for (uint32_t k = 0; k < in[i]->counters.n; k++) {
+            gt_counter_row c = in[i]->counters.rows[k];
+            c.first_ns = origin + (c.first_ns > start ? c.first_ns - start : 0);
+            c.last_ns = origin + (c.last_ns > start ? c.last_ns - start : 0);
+            if (gt_counter_table_fold(&m->out->counters, &c) != 0) return fail(m, "out of memory");
+        }
+        for (uint32_t k = 0; k < in[i]->heaps.n; k++)
+            if (gt_heap_table_fold(&m->out->heaps, &in[i]->heaps.rows[k]) != 0)
+                return fail(m, "out of memory");
     }
     return true;
 }
@@ -566,10 +590,11 @@ gt_report *gt_report_merge(gt_report *const *in, const char *const *files, size_
     }
     for (unsigned c = 0; ok && c < GT_CAT_COUNT; c++)
         ok = finish_category(&m, c);
-    ok = ok && merge_memory(&m, in) && merge_marks(&m, in);
+    ok = ok && merge_memory(&m, in) && merge_marks(&m, in) && merge_counters_heaps(&m, in);
     if (ok) merge_timing_off(&m, in);
     if (ok) merge_gpu_source(&m, in);
     if (ok) merge_advice(&m, in);
+    ok = ok && gt_merge_checksums(m.out, in, n, err, errcap);
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         free(m.acc[c].rows);
         free(m.acc[c].parts);

@@ -21,10 +21,12 @@
  * Advice: per rule, the counts summed and the message of the input with
  * the most, saying in how many inputs it fired. The header: wall time is
  * the longest input's, GPU busy time, events and dropped events the sums.
- * NVTX rows keep the nesting of the first input that has them. */
+ * NVTX rows keep the nesting of the first input that has them. Checksums
+ * are not summed: each input's copies are kept under a rank of their own. */
 #ifndef GT_MERGE_H
 #define GT_MERGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "report.h"
@@ -35,5 +37,10 @@
  * the header. NULL when out of memory (err says so). */
 gt_report *gt_report_merge(gt_report *const *in, const char *const *files, size_t n,
                            const gt_strtab *names, char *err, size_t errcap);
+
+/* merge_checksums.c: the inputs' checksum lists into out's, each input's
+ * copies under its own rank (the first input's 0, then on). Fails, with
+ * err set, when out of memory or when inputs hashed in different modes. */
+bool gt_merge_checksums(gt_report *out, gt_report *const *in, size_t n, char *err, size_t errcap);
 
 #endif

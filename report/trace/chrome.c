@@ -1,5 +1,7 @@
 /* The trace's events, one record at a time (see chrome.h). */
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "aggregate.h"
@@ -35,6 +37,7 @@ static const head slice_heads[GT_CAT_COUNT] = {
     [GT_CAT_API] = H("X", "api"),
 };
 static const head counter_head = H("C", "memory");
+static const head nvtx_counter_head = H("C", "nvtx");
 static const head mark_head = H("i", "nvtx");
 static const head metadata_head = H("M", "__metadata");
 
@@ -362,6 +365,24 @@ static void nvtx_mark(void *w, const gt_event *ev)
     close_event(tl, GT_PUT(p, ",\"s\":\"t\"}"));
 }
 
+/* An NVTX counter's sample: a counter of the process, as the memory in
+ * use is, named by the counter. A value JSON cannot hold (NaN, infinite)
+ * is left out. */
+static void nvtx_counter(void *w, const gt_event *ev)
+{
+    gt_timeline *tl = w;
+    double v = gt_number_value(ev->u.counter.kind, ev->u.counter.value);
+    if (!isfinite(v)) return;
+    size_t len;
+    const char *text = gt_tl_name(tl, ev->name, &len);
+    char *p = open_event(tl, &nvtx_counter_head, len);
+    if (!p) return;
+    p = put_mem(p, text, len);
+    p = put_where(tl, p, (uint32_t)tl->pid, ev->host_start);
+    p += sprintf(p, ",\"args\":{\"value\":%.17g}}", v);
+    close_event(tl, p);
+}
+
 /* Kernels, copies, memsets: the host call, and the GPU work on its track
  * at the end of a flow from the call. */
 static void gpu_work(void *w, const gt_event *ev)
@@ -392,6 +413,7 @@ static const gt_timeline_draw draw = {
     .nvtx_pop = nvtx_pop,
     .nvtx_start_end = nvtx_start_end,
     .nvtx_mark = nvtx_mark,
+    .nvtx_counter = nvtx_counter,
     .thread_name = thread_name,
 };
 

@@ -148,6 +148,22 @@ static void memory_changed(void *ctx, int32_t device, uint64_t time, uint64_t by
     gt_pf_event(t, seq, &e);
 }
 
+/* An NVTX counter's sample on its own counter track of the process. */
+static void nvtx_counter(void *w, const gt_event *ev)
+{
+    gt_pftrace *t = w;
+    uint32_t seq = gt_pf_nvtx_counter(t, ev->u.counter.domain, ev->name, ev->host_start);
+    if (seq == UINT32_MAX) {
+        t->common.lost.tracks++;
+        return;
+    }
+    pf_event e = {.type = PF_COUNTER,
+                  .ts = ev->host_start,
+                  .is_double = true,
+                  .counter_double = gt_number_value(ev->u.counter.kind, ev->u.counter.value)};
+    gt_pf_event(t, seq, &e);
+}
+
 void gt_pftrace_follow_memory(gt_pftrace *t, gt_memory *m)
 {
     if (gt_memory_set_sink(m, memory_changed, t) == 0) t->memory = m;
@@ -280,6 +296,7 @@ static const gt_timeline_draw draw = {
     .nvtx_pop = nvtx_pop,
     .nvtx_start_end = nvtx_start_end,
     .nvtx_mark = nvtx_mark,
+    .nvtx_counter = nvtx_counter,
     .thread_name = thread_name,
 };
 

@@ -31,8 +31,8 @@ enum {
     PB_PACKET_INTERNED_DATA = 12,
     PB_PACKET_SEQUENCE_FLAGS = 13,
     PB_PACKET_COMPRESSED = 50, /* compressed_packets */
-    PB_PACKET_CLOCK_ID = 58, /* timestamp_clock_id */
-    PB_PACKET_DEFAULTS = 59, /* trace_packet_defaults */
+    PB_PACKET_CLOCK_ID = 58,   /* timestamp_clock_id */
+    PB_PACKET_DEFAULTS = 59,   /* trace_packet_defaults */
     PB_PACKET_TRACK_DESCRIPTOR = 60,
 
     PB_DEFAULTS_CLOCK_ID = 58, /* TracePacketDefaults */
@@ -50,6 +50,7 @@ enum {
     PB_EVENT_TYPE = 9,
     PB_EVENT_NAME_IID = 10,
     PB_EVENT_COUNTER_VALUE = 30,
+    PB_EVENT_DOUBLE_COUNTER_VALUE = 44,
     PB_EVENT_FLOW_IDS = 47,
     PB_EVENT_TERMINATING_FLOW_IDS = 48,
 
@@ -131,6 +132,8 @@ typedef struct pf_event {
     uint64_t name;              /* event name iid; 0: none */
     uint64_t flow_out, flow_in; /* flow ids started, ended; 0: none */
     uint64_t counter;
+    double counter_double; /* the value when is_double: an NVTX counter's */
+    bool is_double;
     pf_arg args[PF_MAX_ARGS];
 } pf_event;
 
@@ -223,6 +226,7 @@ struct gt_pftrace {
     pf_stream async;  /* the lanes of start/end ranges */
     gt_keyed dims;    /* pf_dims by a hash of them */
     gt_keyed readable; /* char * by string id: Numba names as shown (display_name.h) */
+    gt_keyed counters; /* pf_thread (a counter's sequence) by domain << 32 | name */
 
     /* The last thread, stream and launch dimensions looked up: records
      * come in runs from one thread (a drained chunk), and a run mostly
@@ -253,6 +257,7 @@ typedef struct pf_track {
     const char *name; /* NULL: none */
     uint32_t tid;     /* a thread's */
     bool process, thread, counter;
+    bool unitless; /* a counter of no unit Perfetto knows (NVTX's) */
 } pf_track;
 void gt_pf_descriptor(gt_pftrace *t, const pf_track *track);
 
@@ -288,6 +293,10 @@ uint32_t gt_pf_range_lane(gt_pftrace *t, uint64_t start, uint64_t end);
 
 /* The memory counter's sequence of a device row, started at t0 when new. */
 uint32_t gt_pf_counter(gt_pftrace *t, int32_t device, uint64_t t0);
+
+/* The track of an NVTX counter (domain, name), started at t0 when new;
+ * UINT32_MAX past the cap. */
+uint32_t gt_pf_nvtx_counter(gt_pftrace *t, uint32_t domain, uint32_t name, uint64_t t0);
 
 /* The push/pop stack of (tid, domain), its track made when new; NULL
  * past the caps or out of memory. */

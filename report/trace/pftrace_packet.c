@@ -238,7 +238,13 @@ void gt_pf_event(gt_pftrace *t, uint32_t seq, const pf_event *e)
     p = gt_pb_uint(p, PB_EVENT_TYPE, e->type);
     if (e->category) p = gt_pb_uint(p, PB_EVENT_CATEGORY_IIDS, e->category);
     if (e->name) p = gt_pb_uint(p, PB_EVENT_NAME_IID, e->name);
-    if (e->type == PF_COUNTER) p = gt_pb_uint(p, PB_EVENT_COUNTER_VALUE, e->counter);
+    if (e->type == PF_COUNTER && e->is_double) {
+        uint64_t bits;
+        memcpy(&bits, &e->counter_double, sizeof bits);
+        p = gt_pb_fixed64(p, PB_EVENT_DOUBLE_COUNTER_VALUE, bits);
+    } else if (e->type == PF_COUNTER) {
+        p = gt_pb_uint(p, PB_EVENT_COUNTER_VALUE, e->counter);
+    }
     if (e->flow_out) p = gt_pb_fixed64(p, PB_EVENT_FLOW_IDS, e->flow_out);
     if (e->flow_in) p = gt_pb_fixed64(p, PB_EVENT_TERMINATING_FLOW_IDS, e->flow_in);
     for (unsigned i = 0; i < e->nargs; i++)
@@ -323,7 +329,7 @@ void gt_pf_descriptor(gt_pftrace *t, const pf_track *k)
     }
     if (k->counter) {
         p = gt_pb_open(p, PB_DESC_COUNTER, &inner);
-        p = gt_pb_uint(p, PB_COUNTER_UNIT, PF_UNIT_SIZE_BYTES);
+        if (!k->unitless) p = gt_pb_uint(p, PB_COUNTER_UNIT, PF_UNIT_SIZE_BYTES);
         p = gt_pb_close(inner, p);
     }
     close_packet(t, frame, gt_pb_close(desc, p));

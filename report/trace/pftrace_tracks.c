@@ -23,6 +23,7 @@ void gt_pf_state_init(gt_pftrace *t)
     gt_keyed_init(&t->ranges, sizeof(pf_range), GT_TIMELINE_MAX_RANGES);
     gt_keyed_init(&t->dims, sizeof(pf_dims), PF_MAX_DIMS);
     gt_keyed_init(&t->readable, sizeof(char *), PF_MAX_READABLE);
+    gt_keyed_init(&t->counters, sizeof(pf_thread), GT_TIMELINE_MAX_TRACKS);
 }
 
 uint32_t gt_pf_new_sequence(gt_pftrace *t)
@@ -215,6 +216,23 @@ uint32_t gt_pf_counter(gt_pftrace *t, int32_t device_id, uint64_t t0)
     return seq;
 }
 
+uint32_t gt_pf_nvtx_counter(gt_pftrace *t, uint32_t domain, uint32_t name, uint64_t t0)
+{
+    uint64_t key = (uint64_t)domain << 32 | name;
+    pf_thread *c = gt_keyed_find(&t->counters, key);
+    if (c) return c->seq;
+    if (t->counters.n >= t->counters.max) return UINT32_MAX;
+    pf_track k = {.parent = t->process,
+                  .name = gt_strtab_get(t->names, name),
+                  .counter = true,
+                  .unitless = true};
+    uint32_t seq = new_track(t, &k, t0);
+    c = seq == UINT32_MAX ? NULL : gt_keyed_add(&t->counters, key);
+    if (!c) return UINT32_MAX;
+    c->seq = seq;
+    return seq;
+}
+
 /* --- NVTX stacks ----------------------------------------------------- */
 
 pf_stack *gt_pf_stack(gt_pftrace *t, uint32_t tid, uint32_t domain, uint64_t t0)
@@ -274,4 +292,5 @@ void gt_pf_state_free(gt_pftrace *t)
     for (uint32_t i = 0; i < t->readable.n; i++)
         free(*(char **)gt_keyed_at(&t->readable, i));
     gt_keyed_free(&t->readable);
+    gt_keyed_free(&t->counters);
 }

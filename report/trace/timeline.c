@@ -39,10 +39,17 @@ void gt_timeline_route(const gt_timeline_draw *d, void *w, unsigned categories, 
     case GT_EV_NVTX_MARK:
         if (nvtx) d->nvtx_mark(w, ev);
         break;
+    case GT_EV_NVTX_COUNTER:
+        if (nvtx) d->nvtx_counter(w, ev);
+        break;
     case GT_EV_THREAD_NAME:
         d->thread_name(w, ev);
         break;
+    /* A payload's numbers are the report's; heaps draw no timeline. */
+    case GT_EV_NVTX_FIELDS:
+    case GT_EV_NVTX_HEAP:
     case GT_EV_NONE:
+    case GT_EV_CHECKSUM: /* the report's checksum list only */
     case GT_EV_KIND_COUNT:
         break;
     }

@@ -91,6 +91,7 @@ typedef struct gt_timeline_draw {
     void (*nvtx_pop)(void *w, const gt_event *ev);
     void (*nvtx_start_end)(void *w, const gt_event *ev);
     void (*nvtx_mark)(void *w, const gt_event *ev);
+    void (*nvtx_counter)(void *w, const gt_event *ev); /* a sample, on the counter's track */
     void (*thread_name)(void *w, const gt_event *ev);
 } gt_timeline_draw;
 

@@ -15,6 +15,8 @@
  * belongs to the runtime call and is not recorded again. */
 #include "hook.h"
 
+#include "checksum.h"
+
 __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
 
 /* The device of the calling thread's current context, remembered per
@@ -76,6 +78,16 @@ static GT_NO_STACK_PROTECTOR uint16_t current_device_ctx(CUcontext *current)
     return device_ordinal;
 }
 
+uint64_t gt_current_context_id(void)
+{
+    typedef CUresult (*get_current_fn)(CUcontext *);
+    get_current_fn get_current =
+        (get_current_fn)gt_cuda_real_once(&ctx_get_current, "cuCtxGetCurrent");
+    CUcontext ctx = NULL;
+    if (!get_current || get_current(&ctx) != CUDA_SUCCESS) return 0;
+    return (uint64_t)(uintptr_t)ctx;
+}
+
 GT_NO_STACK_PROTECTOR uint16_t gt_current_device(void)
 {
     CUcontext ctx;
@@ -91,13 +103,9 @@ static inline int is_own_work(unsigned kind)
     return gt_kind_is_gpu_work(kind) || kind == GT_EV_MODULE;
 }
 
-/* The id a stream gets in records: 0 for the legacy default stream,
- * CU_STREAM_PER_THREAD for the per-thread one. */
 static inline uint64_t stream_id(const gt_call *c)
 {
-    if (c->stream == CU_STREAM_LEGACY || (!c->stream && !c->per_thread)) return 0;
-    if (!c->stream) return (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
-    return (uint64_t)(uintptr_t)c->stream;
+    return gt_stream_id(c->stream, c->per_thread);
 }
 
 /* A stream handle's record id with the driver's number of the stream
@@ -231,11 +239,68 @@ static inline void commit(gt_event *ev, gt_gpu_pair *pair, const gt_call *c)
     gt_ev_commit(ev);
 }
 
-/* A call with no category of its own is recorded for `api` only. */
+/* A call with no category of its own is recorded for `api` only; one
+ * entered for the checksums alone is not recorded. */
 static inline gt_event *begin(const gt_call *c)
 {
-    if (c->kind == GT_EV_API && !(gt_hook_mode(c->hook) & GT_HOOK_API)) return NULL;
+    unsigned mode = gt_hook_mode(c->hook);
+    if (!(mode & (GT_HOOK_WORK | GT_HOOK_API))) return NULL;
+    if (c->kind == GT_EV_API && !(mode & GT_HOOK_API)) return NULL;
     return gt_ev_begin();
+}
+
+/* ------------------------------------------------------------ checksums
+ * What a copy or a synchronize that succeeded means for the checksums
+ * (shim/checksum/checksum.h), once its record is made. A runtime call
+ * speaks for the driver calls under it. */
+
+static void checksum_copy(const gt_call *c)
+{
+    if (c->copy.batch || c->copy.peer) return;
+    gt_event side;
+    describe_copy(c, &side);
+    if (side.u.copy.dir == GT_DIR_HTOH) {
+        gt_checksum_host_written(c->copy.dst, c->bytes);
+        return;
+    }
+    if (side.u.copy.dir != GT_DIR_DTOH || side.u.copy.host_mem == GT_HOST_MANAGED) return;
+    gt_checksum_copy k = {
+        .dst = c->copy.dst, .bytes = c->bytes, .stream = stream_id(c), .strided = c->copy.dims > 1};
+    if (c->flags & GT_EVF_ASYNC) {
+        /* Captured into a graph: it runs when the graph does. */
+        if (gt_gpu_stream_capturing(c->stream, c->per_thread)) return;
+        /* Into pageable memory CUDA completes it before returning. */
+        k.pending = side.u.copy.host_mem == GT_HOST_PINNED;
+        if (k.pending) k.context = gt_current_context_id();
+    }
+    gt_checksum_copied(&k);
+}
+
+static void checksum_sync(const gt_call *c)
+{
+    switch ((enum gt_sync_target)c->sync_target) {
+    case GT_SYNC_STREAM:
+        gt_checksum_stream_synced(stream_id(c), gt_current_context_id());
+        break;
+    case GT_SYNC_CONTEXT:
+        gt_checksum_context_synced(c->sync_handle ? c->sync_handle : gt_current_context_id());
+        break;
+    case GT_SYNC_EVENT:
+        gt_checksum_event_synced(c->sync_handle);
+        break;
+    case GT_SYNC_NONE:
+        break;
+    }
+}
+
+static void checksum_after(const gt_call *c)
+{
+    int saved = errno;
+    if (c->kind == GT_EV_MEMCPY)
+        checksum_copy(c);
+    else if (c->kind == GT_EV_SYNC)
+        checksum_sync(c);
+    errno = saved;
 }
 
 void gt_call_before_work(gt_call *c, int timed)
@@ -273,6 +338,7 @@ GT_NO_STACK_PROTECTOR void gt_driver_after(gt_call *c, CUresult r)
         }
         commit(ev, c->pair, c);
     }
+    if (GT_UNLIKELY(gt_checksum_on()) && r == CUDA_SUCCESS && !gt_rt_current) checksum_after(c);
     errno = saved;
 }
 
@@ -310,5 +376,6 @@ GT_NO_STACK_PROTECTOR void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaErr
         ev->flags |= GT_EVF_RUNTIME;
     }
     commit(ev, d->pair, c);
+    if (GT_UNLIKELY(gt_checksum_on()) && r == cudaSuccess) checksum_after(c);
     errno = saved;
 }

@@ -24,6 +24,15 @@ enum gt_side {
     GT_SIDE_UNIFIED, /* either: the pointer decides (cuMemcpy, cudaMemcpyDefault) */
 };
 
+/* What a synchronize waits for (the checksums' pending copies it covers:
+ * shim/checksum/checksum.h). */
+enum gt_sync_target {
+    GT_SYNC_NONE,
+    GT_SYNC_CONTEXT, /* sync_handle: the context, 0 for the current one */
+    GT_SYNC_STREAM,  /* the call's stream */
+    GT_SYNC_EVENT,   /* sync_handle: the event */
+};
+
 /* The record's payload (u.kernel, u.copy...), as a wrapper fills it. */
 typedef __typeof__(((gt_event *)0)->u) gt_event_payload;
 
@@ -34,6 +43,7 @@ typedef struct gt_call {
     uint8_t flags;        /* GT_EVF_ASYNC, GT_EVF_BLOCKING */
     uint8_t per_thread;   /* a _ptsz/_ptds variant: a NULL stream is the per-thread one */
     uint8_t func_is_stub; /* runtime: u.kernel.func is a host stub or runtime handle */
+    uint8_t sync_target;  /* enum gt_sync_target of a synchronize */
     uint16_t device;      /* an allocation's device when the call names it (VMM), else
                              GT_NO_DEVICE: the current context's */
     CUstream stream;
@@ -44,7 +54,9 @@ typedef struct gt_call {
         uint8_t src_side, dst_side; /* enum gt_side */
         uint8_t peer;               /* between two contexts: PtoP */
         uint8_t dims;
-    } copy; /* turned into u.copy when the copy is recorded */
+        uint8_t batch;    /* several copies: dst and bytes are not one destination's */
+    } copy;               /* turned into u.copy when the copy is recorded */
+    uint64_t sync_handle; /* with sync_target */
     /* Set by the call code. */
     uint64_t t0; /* 0: not timed (it describes a runtime call) */
     gt_gpu_pair *pair;
@@ -76,6 +88,7 @@ static inline void gt_call_init(gt_call *c, gt_hook *h, enum gt_event_kind kind)
     c->flags = 0;
     c->per_thread = (uint8_t)gt_hook_per_thread(h);
     c->func_is_stub = 0;
+    c->sync_target = GT_SYNC_NONE;
     c->device = GT_NO_DEVICE;
     c->stream = NULL;
     c->bytes = 0;
@@ -83,6 +96,7 @@ static inline void gt_call_init(gt_call *c, gt_hook *h, enum gt_event_kind kind)
     c->copy.src_side = c->copy.dst_side = GT_SIDE_DEVICE;
     c->copy.peer = 0;
     c->copy.dims = 1;
+    c->copy.batch = 0;
     memset(&c->u, 0, sizeof c->u);
 }
 
@@ -98,6 +112,26 @@ static inline void gt_call_copy(gt_call *c, const void *dst, enum gt_side dst_si
     c->copy.peer = 0;
     c->bytes = bytes;
 }
+
+/* A synchronize and what it waits for. */
+static inline void gt_call_sync_target(gt_call *c, enum gt_sync_target t, uint64_t handle)
+{
+    c->sync_target = (uint8_t)t;
+    c->sync_handle = handle;
+}
+
+/* The id a stream gets in records: 0 for the legacy default stream,
+ * CU_STREAM_PER_THREAD for the per-thread one (a NULL stream through a
+ * per-thread variant too). */
+static inline uint64_t gt_stream_id(CUstream stream, int per_thread)
+{
+    if (stream == CU_STREAM_LEGACY || (!stream && !per_thread)) return 0;
+    if (!stream) return (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
+    return (uint64_t)(uintptr_t)stream;
+}
+
+/* The calling thread's current context as an id, 0 when none. */
+uint64_t gt_current_context_id(void);
 
 /* The device of the calling thread's current context, GT_NO_DEVICE when
  * there is none. Asks the driver (remembered per thread and context). */

@@ -222,6 +222,7 @@ static void describe_batch(gt_call *c, CUdeviceptr *dsts, CUdeviceptr *srcs, siz
         bytes += sizes[i];
     if (dsts && srcs && count)
         gt_call_copy(c, GT_DPTR(dsts[0]), UNIFIED, GT_DPTR(srcs[0]), UNIFIED, bytes, 1);
+    c->copy.batch = 1;
 }
 
 #define BATCH_V1(sym)                                                                              \

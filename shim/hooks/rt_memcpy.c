@@ -111,6 +111,7 @@ static void batch(gt_call *c, void *const *dsts, const void *const *srcs, const 
     for (size_t i = 0; sizes && i < count; i++)
         bytes += sizes[i];
     if (dsts && srcs && count) gt_call_copy(c, dsts[0], UNIFIED, srcs[0], UNIFIED, bytes, 1);
+    c->copy.batch = 1;
 }
 
 #define BATCH(sym)                                                                                 \

@@ -5,10 +5,14 @@
 #define SYNC(sym, base, params, args, ...)                                                         \
     GT_RUNTIME_WRAPPER(sym, base, GT_CAT_SYNC, GT_EV_SYNC, params, args, __VA_ARGS__)
 
-SYNC(cudaDeviceSynchronize, cudaDeviceSynchronize, (void), (), (void)c)
-SYNC(cudaStreamSynchronize, cudaStreamSynchronize, (cudaStream_t s), (s), c.stream = s)
-SYNC(cudaStreamSynchronize_ptsz, cudaStreamSynchronize, (cudaStream_t s), (s), c.stream = s)
-SYNC(cudaEventSynchronize, cudaEventSynchronize, (cudaEvent_t e), (e), (void)c)
+SYNC(cudaDeviceSynchronize, cudaDeviceSynchronize, (void), (),
+     gt_call_sync_target(&c, GT_SYNC_CONTEXT, 0))
+SYNC(cudaStreamSynchronize, cudaStreamSynchronize, (cudaStream_t s), (s), c.stream = s,
+     gt_call_sync_target(&c, GT_SYNC_STREAM, 0))
+SYNC(cudaStreamSynchronize_ptsz, cudaStreamSynchronize, (cudaStream_t s), (s), c.stream = s,
+     gt_call_sync_target(&c, GT_SYNC_STREAM, 0))
+SYNC(cudaEventSynchronize, cudaEventSynchronize, (cudaEvent_t e), (e),
+     gt_call_sync_target(&c, GT_SYNC_EVENT, (uint64_t)(uintptr_t)e))
 
 /* The current device's primary context is reset: its pending GPU times are
  * read first (the driver reset under it does the same when it is seen),

@@ -118,6 +118,9 @@ static unsigned mode_of(const gt_hook *h)
     if (gt_cfg.categories & GT_CAT_BIT(GT_CAT_API)) mode |= GT_HOOK_API;
     if (h->category != GT_CAT_API && (gt_cfg.categories & GT_CAT_BIT(h->category)))
         mode |= GT_HOOK_WORK;
+    if (gt_cfg.checksum.kind != GT_CHECKSUM_OFF &&
+        (h->category == GT_CAT_MEMCPY || h->category == GT_CAT_SYNC))
+        mode |= GT_HOOK_CHECKSUM;
     return mode;
 }
 

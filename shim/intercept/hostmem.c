@@ -35,7 +35,9 @@ GT_PTRMAP_DEFINE(driver_answers, 12);
 
 int gt_host_mem_tracking(void)
 {
-    return (gt_cfg.categories & GT_CAT_BIT(GT_CAT_MEMCPY)) != 0;
+    /* The checksums ask it of every copy read back, whatever is recorded. */
+    return (gt_cfg.categories & GT_CAT_BIT(GT_CAT_MEMCPY)) != 0 ||
+           gt_cfg.checksum.kind != GT_CHECKSUM_OFF;
 }
 
 void gt_host_mem_note(const void *start, uint64_t bytes, enum gt_host_mem kind)

@@ -38,6 +38,9 @@ enum gt_hook_lib {
  * with neither bit set calls the real function and returns. */
 #define GT_HOOK_API 0x1u  /* the `api` category is on: record the call */
 #define GT_HOOK_WORK 0x2u /* the hook's own category is on: time and describe its work */
+/* GPUTRACE_CHECKSUM needs the call (a copy or a synchronize, hooks/call.c):
+ * entered whatever the categories, recorded only with one of the others. */
+#define GT_HOOK_CHECKSUM 0x4u
 
 /* `real` before resolution; after it, when no library has the name; and,
  * for a runtime function not in the global scope, when the definition

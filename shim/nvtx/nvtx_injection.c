@@ -129,26 +129,78 @@ static inline int nvtx_recorded_now(void)
     return nvtx_recorded() && gt_capture_open();
 }
 
-/* A message as the caller gave it, resolved only when recorded. */
-typedef struct message {
-    int32_t type; /* nvtxMessageType_t */
-    const void *value;
-    uint32_t category;
-    uint32_t color; /* ARGB; 0 when none was given */
-} message;
-
 #define FIELD_END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* The payload types of nvtxEventAttributes_t as the report names them. */
+static uint8_t payload_kind(int32_t type)
+{
+    switch (type) {
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+        return GT_NUM_U64;
+    case NVTX_PAYLOAD_TYPE_INT64:
+        return GT_NUM_I64;
+    case NVTX_PAYLOAD_TYPE_DOUBLE:
+        return GT_NUM_F64;
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+        return GT_NUM_U32;
+    case NVTX_PAYLOAD_TYPE_INT32:
+        return GT_NUM_I32;
+    case NVTX_PAYLOAD_TYPE_FLOAT:
+        return GT_NUM_F32;
+    default:
+        return GT_NUM_NONE;
+    }
+}
+
+/* The attributes' payload: a number of its own type (32-bit ones widened,
+ * a float to a double), or extended payloads (NVTX_PAYLOAD_TYPE_EXT: an
+ * array of nvtxPayloadData_t, as many as reserved0 says). */
+static void payload_of(const nvtxEventAttributes_t *a, gt_nvtx_message *m)
+{
+    if (GT_LIKELY(a->payloadType == NVTX_PAYLOAD_UNKNOWN)) return; /* most ranges have none */
+    if (a->payloadType == NVTX_PAYLOAD_TYPE_EXT) {
+        m->ext = (const nvtxPayloadData_t *)(uintptr_t)a->payload.ullValue;
+        m->next = m->ext ? (size_t)(uint32_t)a->reserved0 : 0;
+        return;
+    }
+    m->payload_kind = payload_kind(a->payloadType);
+    switch (m->payload_kind) {
+    case GT_NUM_U64:
+        m->payload = a->payload.ullValue;
+        break;
+    case GT_NUM_I64:
+        m->payload = (uint64_t)a->payload.llValue;
+        break;
+    case GT_NUM_F64:
+        memcpy(&m->payload, &a->payload.dValue, sizeof m->payload);
+        break;
+    case GT_NUM_U32:
+        m->payload = a->payload.uiValue;
+        break;
+    case GT_NUM_I32:
+        m->payload = (uint64_t)(int64_t)a->payload.iValue;
+        break;
+    case GT_NUM_F32: {
+        double d = a->payload.fValue;
+        memcpy(&m->payload, &d, sizeof m->payload);
+        break;
+    }
+    default:
+        break;
+    }
+}
 
 /* The fields the structure's declared size covers (NVTX's rule for
  * attribute structures of other versions); none without one. */
-static message message_of(const nvtxEventAttributes_t *a)
+static gt_nvtx_message message_of(const nvtxEventAttributes_t *a)
 {
-    message m = {0};
+    gt_nvtx_message m = {0};
     if (!a) return m;
     size_t size = a->size;
     if (size >= FIELD_END(nvtxEventAttributes_t, category)) m.category = a->category;
     if (size >= FIELD_END(nvtxEventAttributes_t, color) && a->colorType == NVTX_COLOR_ARGB)
         m.color = a->color;
+    if (size >= FIELD_END(nvtxEventAttributes_t, payload)) payload_of(a, &m);
     if (size >= FIELD_END(nvtxEventAttributes_t, message)) {
         m.type = a->messageType;
         m.value = a->message.ascii;
@@ -156,7 +208,7 @@ static message message_of(const nvtxEventAttributes_t *a)
     return m;
 }
 
-static uint32_t message_name(nvtx_thread *t, const message *m)
+static uint32_t message_name(nvtx_thread *t, const gt_nvtx_message *m)
 {
     switch (m->type) {
     case NVTX_MESSAGE_TYPE_ASCII:
@@ -188,7 +240,7 @@ static void capture_intern(void)
 
 /* Whether a range with this message in this domain is one the nvtx
  * capture mode waits for. */
-static int capture_match(nvtx_thread *t, const gt_nvtx_domain *d, const message *m)
+static int capture_match(nvtx_thread *t, const gt_nvtx_domain *d, const gt_nvtx_message *m)
 {
     if (GT_LIKELY(gt_cfg.capture != GT_CAPTURE_NVTX)) return 0;
     pthread_once(&capture_once, capture_intern);
@@ -220,14 +272,17 @@ static void capture_pop(nvtx_thread *t, uint32_t slot, int32_t level)
     }
 }
 
-/* One record; ticks 0: stamped now, after the message is resolved. */
-static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const message *m,
-                   uint64_t range_id, uint64_t ticks)
+/* One record of a plain payload (or none), `fields` 1 when fields records
+ * follow it; ticks 0: stamped now, after the message is resolved. Returns
+ * its timestamp; 0 when it was dropped. */
+static uint64_t record_plain(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d,
+                             const gt_nvtx_message *m, uint64_t range_id, uint64_t ticks,
+                             uint8_t payload_kind, uint64_t payload, uint8_t fields)
 {
     uint32_t name = m ? message_name(t, m) : 0;
     uint32_t category = m ? gt_nvtx_category(d, m->category) : 0;
     gt_event *ev = gt_ev_begin();
-    if (!ev) return;
+    if (!ev) return 0;
     ev->kind = kind;
     ev->device = GT_NO_DEVICE;
     ev->name = name;
@@ -235,11 +290,57 @@ static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const 
     ev->u.nvtx.domain = d->name;
     ev->u.nvtx.category = category;
     ev->u.nvtx.color = m ? m->color : 0;
+    ev->u.nvtx.payload_kind = payload_kind;
+    ev->u.nvtx.fields = fields;
+    ev->u.nvtx.payload = payload;
     ev->host_start = ticks ? ticks : gt_clock_ticks();
+    uint64_t stamp = ev->host_start;
     gt_ev_commit(ev);
+    return stamp;
 }
 
-static int range_push(const gt_nvtx_domain *d, const message *m)
+/* A record with extended payloads: the numbers they hold follow it, and
+ * the first unnamed one is its plain payload when it has none. Apart from
+ * record() so that a range without them does not pay for their frame. */
+static __attribute__((noinline)) void record_ext(uint8_t kind, nvtx_thread *t,
+                                                 const gt_nvtx_domain *d, const gt_nvtx_message *m,
+                                                 uint64_t range_id, uint64_t ticks)
+{
+    uint8_t plain_kind = m->payload_kind;
+    uint64_t plain = m->payload;
+    gt_nvtx_numbers numbers;
+    numbers.n = 0;
+    gt_nvtx_payload_numbers(d, m->ext, m->next, &numbers);
+    uint32_t i = 0;
+    while (i < numbers.n && numbers.name[i])
+        i++;
+    if (plain_kind == GT_NUM_NONE && i < numbers.n) {
+        /* The first unnamed number is taken; the others keep their order. */
+        plain_kind = numbers.kind[i];
+        plain = numbers.value[i];
+        for (numbers.n--; i < numbers.n; i++) {
+            numbers.name[i] = numbers.name[i + 1], numbers.unit[i] = numbers.unit[i + 1];
+            numbers.kind[i] = numbers.kind[i + 1], numbers.value[i] = numbers.value[i + 1];
+        }
+    }
+    uint64_t stamp =
+        record_plain(kind, t, d, m, range_id, ticks, plain_kind, plain, numbers.n != 0);
+    if (stamp && numbers.n) gt_nvtx_fields_record(&numbers, stamp);
+}
+
+/* One record; ticks 0: stamped now, after the message is resolved. */
+static void record(uint8_t kind, nvtx_thread *t, const gt_nvtx_domain *d, const gt_nvtx_message *m,
+                   uint64_t range_id, uint64_t ticks)
+{
+    if (GT_UNLIKELY(m && m->ext)) {
+        record_ext(kind, t, d, m, range_id, ticks);
+        return;
+    }
+    record_plain(kind, t, d, m, range_id, ticks, m ? m->payload_kind : GT_NUM_NONE,
+                 m ? m->payload : 0, 0);
+}
+
+int gt_nvtx_range_push(const gt_nvtx_domain *d, const gt_nvtx_message *m)
 {
     nvtx_thread *t = thread_get();
     uint32_t slot = gt_nvtx_depth_slot(d);
@@ -259,7 +360,7 @@ static int range_push(const gt_nvtx_domain *d, const message *m)
     return level;
 }
 
-static int range_pop(const gt_nvtx_domain *d)
+int gt_nvtx_range_pop(const gt_nvtx_domain *d, const gt_nvtx_message *m)
 {
     uint64_t now = nvtx_recorded() ? gt_clock_ticks() : 0;
     nvtx_thread *t = thread_get();
@@ -274,12 +375,12 @@ static int range_pop(const gt_nvtx_domain *d)
     int recorded = level >= 0 && (uint32_t)level < RECORDED_LEVELS
                        ? nvtx_recorded() && (t->recorded[slot] >> level & 1u)
                        : nvtx_recorded_now();
-    if (recorded) record(GT_EV_NVTX_POP, t, d, NULL, 0, now);
+    if (recorded) record(GT_EV_NVTX_POP, t, d, m, 0, now);
     if (GT_UNLIKELY(t && t->n_capture) && level >= 0) capture_pop(t, slot, level);
     return level;
 }
 
-static nvtxRangeId_t range_start(const gt_nvtx_domain *d, const message *m)
+nvtxRangeId_t gt_nvtx_range_start(const gt_nvtx_domain *d, const gt_nvtx_message *m)
 {
     nvtxRangeId_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
     nvtx_thread *t = thread_get();
@@ -294,14 +395,14 @@ static nvtxRangeId_t range_start(const gt_nvtx_domain *d, const message *m)
     return id;
 }
 
-static void range_end(const gt_nvtx_domain *d, nvtxRangeId_t id)
+void gt_nvtx_range_end(const gt_nvtx_domain *d, nvtxRangeId_t id, const gt_nvtx_message *m)
 {
     if (nvtx_recorded() && !(id & ID_UNRECORDED))
-        record(GT_EV_NVTX_END, NULL, d, NULL, id, gt_clock_ticks());
+        record(GT_EV_NVTX_END, NULL, d, m, id, gt_clock_ticks());
     if (GT_UNLIKELY(id & ID_CAPTURE)) gt_capture_nvtx(-1);
 }
 
-static void mark(const gt_nvtx_domain *d, const message *m)
+void gt_nvtx_mark(const gt_nvtx_domain *d, const gt_nvtx_message *m)
 {
     if (nvtx_recorded_now()) record(GT_EV_NVTX_MARK, thread_get(), d, m, 0, 0);
 }
@@ -311,14 +412,19 @@ static const gt_nvtx_domain *global_domain(void)
     return gt_nvtx_domain_of(NULL);
 }
 
-static message ascii(const char *s)
+int gt_nvtx_enabled(void)
 {
-    return (message){.type = NVTX_MESSAGE_TYPE_ASCII, .value = s};
+    return nvtx_recorded();
 }
 
-static message unicode(const wchar_t *s)
+static gt_nvtx_message ascii(const char *s)
 {
-    return (message){.type = NVTX_MESSAGE_TYPE_UNICODE, .value = s};
+    return (gt_nvtx_message){.type = NVTX_MESSAGE_TYPE_ASCII, .value = s};
+}
+
+static gt_nvtx_message unicode(const wchar_t *s)
+{
+    return (gt_nvtx_message){.type = NVTX_MESSAGE_TYPE_UNICODE, .value = s};
 }
 
 /* ----------------------------------------------------------- CORE module */
@@ -328,18 +434,18 @@ static message unicode(const wchar_t *s)
 #define GLOBAL_CALLS(suffix, type, to_message)                                                     \
     static void NVTX_API mark_##suffix(type x)                                                     \
     {                                                                                              \
-        message m = to_message(x);                                                                 \
-        mark(global_domain(), &m);                                                                 \
+        gt_nvtx_message m = to_message(x);                                                         \
+        gt_nvtx_mark(global_domain(), &m);                                                         \
     }                                                                                              \
     static nvtxRangeId_t NVTX_API start_##suffix(type x)                                           \
     {                                                                                              \
-        message m = to_message(x);                                                                 \
-        return range_start(global_domain(), &m);                                                   \
+        gt_nvtx_message m = to_message(x);                                                         \
+        return gt_nvtx_range_start(global_domain(), &m);                                           \
     }                                                                                              \
     static int NVTX_API push_##suffix(type x)                                                      \
     {                                                                                              \
-        message m = to_message(x);                                                                 \
-        return range_push(global_domain(), &m);                                                    \
+        gt_nvtx_message m = to_message(x);                                                         \
+        return gt_nvtx_range_push(global_domain(), &m);                                            \
     }
 
 GLOBAL_CALLS(ex, const nvtxEventAttributes_t *, message_of)
@@ -348,12 +454,12 @@ GLOBAL_CALLS(w, const wchar_t *, unicode)
 
 static void NVTX_API end_global(nvtxRangeId_t id)
 {
-    range_end(global_domain(), id);
+    gt_nvtx_range_end(global_domain(), id, NULL);
 }
 
 static int NVTX_API pop_global(void)
 {
-    return range_pop(global_domain());
+    return gt_nvtx_range_pop(global_domain(), NULL);
 }
 
 static void NVTX_API name_category_a(uint32_t category, const char *name)
@@ -393,30 +499,30 @@ static void NVTX_API name_os_thread_w(uint32_t tid, const wchar_t *name)
 
 static void NVTX_API domain_mark_ex(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
-    message m = message_of(a);
-    mark(gt_nvtx_domain_of(h), &m);
+    gt_nvtx_message m = message_of(a);
+    gt_nvtx_mark(gt_nvtx_domain_of(h), &m);
 }
 
 static nvtxRangeId_t NVTX_API domain_start_ex(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
-    message m = message_of(a);
-    return range_start(gt_nvtx_domain_of(h), &m);
+    gt_nvtx_message m = message_of(a);
+    return gt_nvtx_range_start(gt_nvtx_domain_of(h), &m);
 }
 
 static void NVTX_API domain_end(nvtxDomainHandle_t h, nvtxRangeId_t id)
 {
-    range_end(gt_nvtx_domain_of(h), id);
+    gt_nvtx_range_end(gt_nvtx_domain_of(h), id, NULL);
 }
 
 static int NVTX_API domain_push_ex(nvtxDomainHandle_t h, const nvtxEventAttributes_t *a)
 {
-    message m = message_of(a);
-    return range_push(gt_nvtx_domain_of(h), &m);
+    gt_nvtx_message m = message_of(a);
+    return gt_nvtx_range_push(gt_nvtx_domain_of(h), &m);
 }
 
 static int NVTX_API domain_pop(nvtxDomainHandle_t h)
 {
-    return range_pop(gt_nvtx_domain_of(h));
+    return gt_nvtx_range_pop(gt_nvtx_domain_of(h), NULL);
 }
 
 static void NVTX_API domain_name_category_a(nvtxDomainHandle_t h, uint32_t category,

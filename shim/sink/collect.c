@@ -75,6 +75,7 @@ gt_report *gt_collect_report(void)
     };
     report = gt_report_create(&opt, gt_names());
     if (report) {
+        gt_report_set_checksum_mode(report, gt_cfg.checksum);
         gt_memory *m = gt_report_enabled(report, GT_CAT_MEMORY) ? &report->memory : NULL;
         gt_emit_start_trace(&trace, &gt_cfg, gt_names(), gt_process_start_ns, m);
     }
@@ -88,9 +89,10 @@ void gt_collect_flush_debug(void)
 }
 
 static const char *const kind_names[GT_EV_KIND_COUNT] = {
-    "none",     "api",        "kernel",   "graph",     "memcpy",      "memset",
-    "alloc",    "free",       "compile",  "module",    "sync",        "nvtx-push",
-    "nvtx-pop", "nvtx-start", "nvtx-end", "nvtx-mark", "thread-name", "ctx-end",
+    "none",        "api",          "kernel",    "graph",     "memcpy",      "memset",
+    "alloc",       "free",         "compile",   "module",    "sync",        "nvtx-push",
+    "nvtx-pop",    "nvtx-start",   "nvtx-end",  "nvtx-mark", "thread-name", "ctx-end",
+    "nvtx-fields", "nvtx-counter", "nvtx-heap", "checksum",
 };
 
 static void debug_event(const gt_event *ev)

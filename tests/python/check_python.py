@@ -15,11 +15,14 @@ check_python.py --venv VENV --cli GPUTRACE --emu-lib DIR [--env K=V]... PROGRAM 
   memcpy    rows by (direction, host memory, async): calls and bytes
             exactly, GPU time at the configured bandwidth (1%); memsets too
   memory    device 0 and pinned host memory: allocations and frees made
-  compile   rows by (api, name, ok): calls and bytes
+  compile   rows by (api, name, ok): calls and bytes; an NVVM program by
+            the kernel it compiles, with its device functions
   module    rows by (api, kind): the emulator's count of loads, and the
             program's driver links (cuLinkComplete)
   nvtx      rows by (domain, name): calls, and the GPU time of the work
-            launched inside each range (1%)
+            launched inside each range (1%); the payloads the ranges carried
+            (the nvtx package's payload=), summed, per GPU second, and the
+            named fields of structured payloads likewise
   timings   the program's own event timings of copies read the configured
             transfer time, traced as bare (the same stdout)
   gpu       GPU timing in auto: CUPTI, the emulator's libcupti beside its
@@ -231,9 +234,13 @@ def check_no_leak(report):
 
 
 def check_compile(report, manifest):
-    for key, g, w in paired("compile", report["compile"], manifest["compile"],
-                            ("api", "name", "ok")):
+    rows = [dict(r, name=function_name(r["name"])) for r in report["compile"]]
+    for key, g, w in paired("compile", rows, manifest["compile"], ("api", "name", "ok")):
         same_work("compile", key, g, w)
+        if w.get("functions") is not None:
+            got = [function_name(f) for f in g.get("functions", [])]
+            check(got == w["functions"], f"compile {key}: functions {got}, "
+                  f"the program's modules define {w['functions']}")
 
 
 def check_modules(report, manifest, stats):
@@ -256,6 +263,26 @@ def check_nvtx(report, manifest):
         ns = range_gpu_ns(w["work"])
         check(near(g["gpu_ns_total"], ns),
               f"nvtx {key}: {g['gpu_ns_total']} ns of GPU work, launched inside {ns}")
+        check_payloads(key, g, w, ns)
+
+
+def check_payloads(key, got, want, gpu_ns):
+    p = got.get("payload")
+    if want.get("payload") is None:
+        check(p is None, f"nvtx {key}: a payload {p} nobody gave")
+    else:
+        check(p is not None and p["total"] == want["payload"],
+              f"nvtx {key}: payload {p}, gave {want['payload']}")
+        if p:
+            check(near(p["per_gpu_s"], want["payload"] * 1e9 / gpu_ns),
+                  f"nvtx {key}: payload {p['per_gpu_s']} per GPU s")
+    fields = {f["name"]: f for f in got.get("payload_fields", [])}
+    check(set(fields) == set(want.get("fields", {})), f"nvtx {key}: fields {sorted(fields)}")
+    for name, total in want.get("fields", {}).items():
+        f = fields.get(name)
+        if f:
+            check(f["total"] == total and near(f["per_gpu_s"], total * 1e9 / gpu_ns),
+                  f"nvtx {key}.{name}: {f}, gave {total}")
 
 
 def check_timings(manifest):

@@ -87,8 +87,45 @@ class ReportTest(unittest.TestCase):
         self.r.rows("kernels")
         self.assertEqual(self.r.data, REPORT)
 
+    def test_nvtx_numbers(self):
+        data = copy.deepcopy(REPORT)
+        data["nvtx"] = [{"domain": "", "name": "solve", "calls": 1, "wall_ns": stats(9, 1),
+                         "gpu_ns_total": 4,
+                         "payload": {"type": "uint64", "total": 8, "per_gpu_s": 2e9,
+                                     "per_wall_s": 8e8, "count": 1},
+                         "payload_fields": [{"name": "flops", "total": 2, "unit": "FLOP"}],
+                         "memory": {"allocated_bytes": 1, "freed_bytes": 0, "peak_bytes": 5}}]
+        data["memory"]["heaps"] = [{"domain": "", "name": "pool", "regions": 2}]
+        data["nvtx_counters"] = [{"domain": "", "name": "depth", "count": 3, "last": 4}]
+        r = gputrace.Report(data, "t.json")
+        (solve,) = r.rows("nvtx")
+        self.assertEqual(solve["payload_per_gpu_s"], 2e9)
+        self.assertEqual(solve["memory_peak_bytes"], 5)
+        self.assertEqual(solve["payload_fields"], [{"name": "flops", "total": 2, "unit": "FLOP"}])
+        self.assertEqual(r.rows("heaps"), [{"domain": "", "name": "pool", "regions": 2}])
+        self.assertEqual(r.rows("nvtx_counters")[0]["last"], 4)
+        self.assertIn("heaps", r.tables())
+
+    def test_checksums(self):
+        data = copy.deepcopy(REPORT)
+        data["checksums"] = {"mode": "dtoh", "hashed": 1, "unhashed": 1, "copies": [
+            {"thread": 0, "index": 0, "bytes": 8, "hash": "00000000000000ff", "status": "hashed",
+             "site": None},
+            {"thread": 0, "index": 1, "bytes": 8, "hash": None, "status": "overwritten",
+             "site": {"file": "t.py", "line": 3}}]}
+        r = gputrace.Report(data, "t.json")
+        self.assertIn("checksums", r.tables())
+        first, second = r.rows("checksums")
+        self.assertEqual(first["hash"], "00000000000000ff")
+        self.assertEqual(second["status"], "overwritten")
+        self.assertEqual(second["site_line"], 3)
+        self.assertEqual(r.checksums["mode"], "dtoh")
+
     def test_tables_a_report_lacks(self):
         self.assertEqual(self.r.rows("nvtx_marks"), [])
+        self.assertEqual(self.r.rows("heaps"), [])
+        self.assertEqual(self.r.rows("nvtx_counters"), [])
+        self.assertEqual(self.r.rows("checksums"), [])
         with self.assertRaisesRegex(KeyError, "no table 'process'"):
             self.r.rows("process")
         with self.assertRaisesRegex(KeyError, "no table 'nosuch'"):

@@ -19,8 +19,9 @@
 #ifndef GT_SHIM_HOOKS_COMPILE_H
 #define GT_SHIM_HOOKS_COMPILE_H
 
-#include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "clock.h"
 #include "compiler.h"
@@ -38,6 +39,7 @@ typedef struct gt_compile_call {
     uint32_t inputs;  /* modules or inputs */
     uint32_t options; /* option count */
     uint32_t first;   /* the first record of this program or link */
+    uint32_t functions; /* string id: its device functions, a line each; 0 = none */
     int saved_errno;
     uint64_t t0;
 } gt_compile_call;
@@ -78,6 +80,21 @@ uint32_t gt_compile_intern(const char *s);
 struct gt_handle_table;
 void gt_compile_add_input(struct gt_handle_table *t, const void *handle, uint64_t bytes,
                           const char *name);
+
+/* An input whose code is in memory (NVVM modules, nvJitLink data), as
+ * gt_compile_add_input, and the functions it defines (code_functions.c):
+ * the first one defined, when no input is named, names the compilation
+ * (Numba's modules have empty names and the kernel's comes first), the
+ * others are its device functions (and further kernels), kept as one
+ * string id of names a line each (gt_handle_info.other). */
+void gt_compile_add_code(struct gt_handle_table *t, const void *handle, const void *code,
+                         uint64_t bytes, const char *name);
+
+/* Calls fn for each function the code (LLVM IR text or PTX) defines, in
+ * order, with its mangled name (not NUL-terminated) and whether it is a
+ * PTX entry; stops when fn returns false. Binary code defines none. */
+typedef bool (*gt_code_function_fn)(void *ctx, const char *name, size_t len, bool entry);
+void gt_code_functions(const void *code, size_t size, gt_code_function_fn fn, void *ctx);
 
 /* The record of a compilation of `handle`: its name, inputs and options,
  * and whether it is the first of that handle (a program verified, then

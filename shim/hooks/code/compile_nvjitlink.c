@@ -95,7 +95,7 @@ static uint64_t file_bytes(const char *path)
          (nvJitLinkHandle handle, nvJitLinkInputType type, const void *data, size_t size,          \
           const char *name),                                                                       \
          (handle, type, data, size, name),                                                         \
-         if (r_ == NVJITLINK_SUCCESS) gt_compile_add_input(&links, handle, size, name),            \
+         if (r_ == NVJITLINK_SUCCESS) gt_compile_add_code(&links, handle, data, size, name),       \
          c.bytes = size)
 #define ADD_FILE(sym)                                                                              \
     LINK(sym, nvJitLinkAddFile, GT_EV_API,                                                         \

@@ -2,7 +2,9 @@
  * nvvmVerifyProgram are each one `compile` record with the program's
  * modules (count and bytes, noted as they are added, lazily or not), its
  * option count, status and wall time. An NVVM program has no name of its
- * own: the record names it after its first named module. */
+ * own: the record names it after its first named module, else after the
+ * first function its modules define (the kernel, as Numba adds it first),
+ * and lists the other functions defined (its device functions). */
 #include <nvvm.h>
 
 #include "compile.h"
@@ -24,7 +26,8 @@ static const char *nvvm_status(int status, const void *real, char *buf, size_t s
 #define ADD_MODULE(sym)                                                                            \
     NVVM(sym, GT_EV_API, (nvvmProgram prog, const char *buffer, size_t size, const char *name),    \
          (prog, buffer, size, name),                                                               \
-         if (r_ == NVVM_SUCCESS) gt_compile_add_input(&programs, prog, size, name), (void)c)
+         if (r_ == NVVM_SUCCESS) gt_compile_add_code(&programs, prog, buffer, size, name),         \
+         (void)c)
 #define COMPILE(sym)                                                                               \
     NVVM(sym, GT_EV_COMPILE, (nvvmProgram prog, int n_options, const char **options),              \
          (prog, n_options, options), (void)0, gt_compile_describe(&c, &programs, prog),            \

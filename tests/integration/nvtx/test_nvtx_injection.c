@@ -27,7 +27,10 @@
 #include "strtab.h"
 #include "nvtx_internal.h"
 
+#include <nvtx3/nvToolsExtMem.h>
+
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
+int NVTX_API InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info);
 
 /* The shim's constructor is not part of this test: the configuration is
  * set by each test. The injection runs as the process's one active copy
@@ -487,6 +490,122 @@ static void test_errno_kept(void **state)
     collect();
 }
 
+/* An extension module as a copy of NVTX offers it: its id and one segment
+ * of function slots, which the injection fills. */
+static int init_module(uint16_t id, intptr_t *slots, size_t n)
+{
+    nvtxExtModuleSegment_t segment = {0, n, slots};
+    nvtxExtModuleInfo_t info = {NVTX_VERSION, sizeof info, id, 0, 1, &segment, NULL, NULL};
+    return InitializeInjectionNvtxExtension(&info);
+}
+
+/* The payload module: a schema registered through its slot, then a push
+ * whose attributes carry a payload of it: the push, then its fields. The
+ * plain payload rides in the record; an unknown module is declined. */
+static void test_extensions(void **state)
+{
+    (void)state;
+    intptr_t slots[64] = {0};
+    assert_int_equal(init_module(NVTX_EXT_PAYLOAD_MODULEID, slots, 64), 1);
+    assert_true(slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister] != 0);
+    assert_true(slots[NVTX3EXT_CBID_nvtxRangePopPayload] != 0);
+    intptr_t other[8] = {0};
+    assert_int_equal(init_module(77, other, 8), 0);
+    assert_int_equal(other[0], 0);
+
+    typedef uint64_t(NVTX_API * schema_fn)(nvtxDomainHandle_t, const nvtxPayloadSchemaAttr_t *);
+    typedef uint8_t(NVTX_API * enabled_fn)(nvtxDomainHandle_t);
+    static const nvtxPayloadSchemaEntry_t entries[] = {
+        {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "flops", NULL, 0, 0, NULL, NULL},
+        {0, NVTX_PAYLOAD_ENTRY_TYPE_DOUBLE, "seconds", NULL, 0, 8, NULL, NULL},
+        {0, NVTX_PAYLOAD_ENTRY_TYPE_CSTRING, "label", NULL, 8, 16, NULL, NULL},
+    };
+    nvtxPayloadSchemaAttr_t attr = {0};
+    attr.fieldMask =
+        NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ENTRIES | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES;
+    attr.entries = entries;
+    attr.numEntries = 3;
+    uint64_t schema = ((schema_fn)slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister])(NULL, &attr);
+    assert_true(schema != 0);
+    assert_int_equal(((enabled_fn)slots[NVTX3EXT_CBID_nvtxDomainIsEnabled])(NULL), 1);
+
+    struct {
+        uint64_t flops;
+        double seconds;
+        char label[8];
+    } numbers = {12345, 0.25, "x"};
+    nvtxPayloadData_t data[2] = {{schema, sizeof numbers, &numbers},
+                                 {NVTX_PAYLOAD_ENTRY_TYPE_INT32, 4, &(int32_t){-9}}};
+    nvtxEventAttributes_t a = {.version = NVTX_VERSION,
+                               .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+                               .payloadType = NVTX_PAYLOAD_TYPE_EXT,
+                               .reserved0 = 2,
+                               .messageType = NVTX_MESSAGE_TYPE_ASCII,
+                               .message.ascii = "with numbers"};
+    a.payload.ullValue = (uint64_t)(uintptr_t)data;
+    PushEx(&a);
+    nvtxEventAttributes_t b = a;
+    b.payloadType = NVTX_PAYLOAD_TYPE_FLOAT;
+    b.payload.fValue = 1.5f;
+    PushEx(&b);
+    collect();
+    unwind(NULL);
+    assert_int_equal(nrecords, 3);
+    assert_int_equal(records[0].kind, GT_EV_NVTX_PUSH);
+    /* The unnamed INT32 number is the push's own payload. */
+    assert_int_equal(records[0].u.nvtx.payload_kind, GT_NUM_I32);
+    assert_int_equal((int64_t)records[0].u.nvtx.payload, -9);
+    assert_int_equal(records[0].u.nvtx.fields, 1);
+    assert_int_equal(records[1].kind, GT_EV_NVTX_FIELDS);
+    assert_string_equal(text_of(records[1].u.fields.name[0]), "flops");
+    assert_int_equal(records[1].u.fields.value[0], 12345);
+    assert_string_equal(text_of(records[1].u.fields.name[1]), "seconds");
+    assert_true(gt_number_value(records[1].u.fields.kind[1], records[1].u.fields.value[1]) == 0.25);
+    assert_int_equal(records[2].u.nvtx.payload_kind, GT_NUM_F32);
+    assert_int_equal(records[2].u.nvtx.fields, 0);
+    assert_true(gt_number_value(GT_NUM_F32, records[2].u.nvtx.payload) == 1.5);
+}
+
+/* The memory module: a heap's handle is its address; its regions are
+ * recorded one by one. */
+static void test_heap_records(void **state)
+{
+    (void)state;
+    intptr_t slots[64] = {0};
+    assert_int_equal(init_module(NVTX_EXT_MODULEID_MEM, slots, 64), 1);
+    typedef nvtxMemHeapHandle_t(NVTX_API * reg_fn)(nvtxDomainHandle_t, const nvtxMemHeapDesc_t *);
+    typedef void(NVTX_API * regions_fn)(nvtxDomainHandle_t, const nvtxMemRegionsRegisterBatch_t *);
+    static char pool[4096];
+    nvtxMemVirtualRangeDesc_t range = {sizeof pool, pool};
+    nvtxMemHeapDesc_t desc = {.extCompatID = NVTX_EXT_COMPATID_MEM,
+                              .structSize = sizeof desc,
+                              .usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR,
+                              .type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS,
+                              .typeSpecificDescSize = sizeof range,
+                              .typeSpecificDesc = &range};
+    nvtxMemHeapHandle_t heap = ((reg_fn)slots[NVTX3EXT_CBID_nvtxMemHeapRegister])(NULL, &desc);
+    assert_ptr_equal(heap, pool);
+    nvtxMemVirtualRangeDesc_t r[2] = {{100, pool}, {200, pool + 100}};
+    nvtxMemRegionHandle_t handles[2] = {0};
+    nvtxMemRegionsRegisterBatch_t batch = {NVTX_EXT_COMPATID_MEM,
+                                           sizeof batch,
+                                           NVTX_MEM_TYPE_VIRTUAL_ADDRESS,
+                                           heap,
+                                           2,
+                                           sizeof r[0],
+                                           r,
+                                           handles};
+    ((regions_fn)slots[NVTX3EXT_CBID_nvtxMemRegionsRegister])(NULL, &batch);
+    assert_ptr_equal(handles[1], pool + 100);
+    collect();
+    assert_int_equal(nrecords, 3);
+    assert_int_equal(records[0].u.heap.op, GT_HEAP_REGISTER);
+    assert_int_equal(records[0].bytes, sizeof pool);
+    assert_int_equal(records[2].u.heap.op, GT_HEAP_REGION_ADD);
+    assert_int_equal(records[2].u.heap.region, (uintptr_t)(pool + 100));
+    assert_int_equal(records[2].bytes, 200);
+}
+
 #define T(f) cmocka_unit_test_setup(f, setup)
 
 int main(void)
@@ -505,6 +624,8 @@ int main(void)
         T(test_concurrent_registry),
         T(test_disabled),
         T(test_errno_kept),
+        T(test_extensions),
+        T(test_heap_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1): two kernels, synchronous
 copies of pageable memory, a second thread with work of its own, NVTX
 ranges of every form (push/pop, start/end, domains, the decorator and the
-context manager), and every allocation freed before the end. Prints the
+context manager, with payloads: an int, a float, a structured NumPy value
+of named fields), and every allocation freed before the end. Prints the
 result it checks, and exits 1 if it is wrong.
 
 numba_kernels.py [iterations]
@@ -56,6 +57,36 @@ def worker(out):
     recorder.free()
 
 
+# The numbers a range carries with the nvtx package's payload=: a plain
+# int and float, and a structured value whose fields the tool reads by
+# name (an extended payload with a schema).
+WORK = np.dtype([("flops", np.uint64), ("bytes_read", np.uint64)])
+
+
+def payloads(y, x):
+    with nvtx.annotate("payload int", domain="solver", payload=2 * N):
+        recorder.range_begin("solver", "payload int")
+        recorder.payload("solver", "payload int", 2 * N)
+        axpy[GRID, BLOCK](y, 0.5, x)
+        recorder.launch(AXPY)
+        recorder.range_end("solver", "payload int")
+    nvtx.push_range("payload float", payload=0.75)
+    recorder.range_begin("", "payload float")
+    recorder.payload("", "payload float", 0.75)
+    scale[GRID, BLOCK](y, 1.0)
+    recorder.launch(SCALE)
+    nvtx.pop_range()
+    recorder.range_end("", "payload float")
+    for _ in range(2):
+        work = np.array((2 * N, 8 * N), dtype=WORK)
+        with nvtx.annotate("axpy fields", domain="solver", payload=work):
+            recorder.range_begin("solver", "axpy fields")
+            recorder.fields("solver", "axpy fields", {"flops": 2 * N, "bytes_read": 8 * N})
+            axpy[GRID, BLOCK](y, 0.5, x)
+            recorder.launch(AXPY)
+            recorder.range_end("solver", "axpy fields")
+
+
 def main():
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     recorder.watch_numba()
@@ -68,6 +99,8 @@ def main():
         step(y, x)
     nvtx.pop_range()
     recorder.range_end("", "iterations")
+
+    payloads(y, x)
 
     outer = nvtx.start_range("copy back", domain="io")
     recorder.range_begin("io", "copy back")

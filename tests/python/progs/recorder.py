@@ -7,13 +7,19 @@ report against:
   memcpy    [{direction, host_memory, async, calls, bytes}]
   memset    [{async, calls, bytes}]
   memory    {"device": [allocs, frees], "pinned": [allocs, frees]}
-  compile   [{api, name, ok, calls, bytes}]
+  compile   [{api, name, ok, calls, bytes, functions}]: an NVVM program
+            named after its first named module, else after the first
+            function its modules define (`module::name`, as function_name
+            in check_python.py shortens a demangled name), with the other
+            functions they define (null: not known)
   links     {"cuLinkComplete KIND": n}: driver links the program completed,
             by the kind of their inputs (ptx: the driver JIT-compiles them)
-  nvtx      [{domain, name, calls, work}]: work is the GPU work launched
-            while the range was open, as [kind, key, count] items
-            (["kernel", name, n], ["copy", rate, bytes]); the programs open
-            ranges on one thread while no other thread launches
+  nvtx      [{domain, name, calls, work, payload, fields}]: work is the GPU
+            work launched while the range was open, as [kind, key, count]
+            items (["kernel", name, n], ["copy", rate, bytes]); payload the
+            sum of the numbers its ranges carried (null: none), fields the
+            sums of named payload fields; the programs open ranges on one
+            thread while no other thread launches
   timings   [{ms, rate, bytes}]: the program's own event timings of copies
   libs      the CUDA libraries in the process at exit (/proc/self/maps)
 
@@ -25,6 +31,7 @@ library's internals.
 import atexit
 import json
 import os
+import re
 import threading
 
 _lock = threading.Lock()
@@ -81,11 +88,41 @@ def free(kind="device", n=1):
         _memory[kind][1] += n
 
 
-def compiled(api, name, ok, nbytes):
+def compiled(api, name, ok, nbytes, functions=None):
     with _lock:
-        row = _compile.setdefault((api, name, ok), [0, 0])
+        row = _compile.setdefault((api, name, ok), [0, 0, functions])
         row[0] += 1
         row[1] += nbytes
+
+
+def qualified(mangled):
+    """`_ZN10numba_defs5scaleB2v1B..E5ArrayIfLi1E...` -> `numba_defs::scale`:
+    the nested name of an Itanium-mangled function, without ABI tags."""
+    if not mangled.startswith("_ZN"):
+        return mangled
+    i, parts = 3, []
+    while i < len(mangled) and mangled[i] != "E":
+        abi = mangled[i] == "B"
+        i += abi
+        j = i
+        while j < len(mangled) and mangled[j].isdigit():
+            j += 1
+        if j == i:
+            break
+        n = int(mangled[i:j])
+        if not abi:
+            parts.append(mangled[j:j + n])
+        i = j + n
+    return "::".join(parts)
+
+
+def defined_functions(buffer):
+    """The functions an LLVM IR text module defines, in order."""
+    text = bytes(buffer) if not isinstance(buffer, bytes) else buffer
+    if text[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b"):
+        return []
+    return [qualified(m.decode()) for m in
+            re.findall(rb'^define [^@\n]*@"?([^"(\s]+)', text, re.M)]
 
 
 def linked(kind, api="cuLinkComplete"):
@@ -98,9 +135,24 @@ def range_begin(domain, name):
     """A range opens: the work from now until range_end counts in it."""
     key = (domain, name)
     with _lock:
-        row = _nvtx.setdefault(key, {"calls": 0, "work": []})
+        row = _nvtx.setdefault(key, {"calls": 0, "work": [], "payload": None, "fields": {}})
         row["calls"] += 1
         _open.append(key)
+
+
+def payload(domain, name, value):
+    """The range (domain, name) carried a plain payload of value."""
+    with _lock:
+        row = _nvtx[(domain, name)]
+        row["payload"] = (row["payload"] or 0) + value
+
+
+def fields(domain, name, values):
+    """The range carried an extended payload: {field: value}."""
+    with _lock:
+        row = _nvtx[(domain, name)]["fields"]
+        for k, v in values.items():
+            row[k] = row.get(k, 0) + v
 
 
 def range_end(domain, name):
@@ -122,27 +174,37 @@ def watch_numba():
     from numba.cuda.cudadrv import driver
 
     inputs = {}
+    names = {}  # program -> [name, functions]
 
     def track(fn):
         def added(program, buffer, size, name):
             inputs[program] = inputs.get(program, 0) + size
+            entry = names.setdefault(program, ["", []])
+            defined = defined_functions(buffer[:size])
+            if name and not entry[0]:
+                entry[0] = name
+            elif defined and not entry[0]:
+                entry[0], defined = defined[0], defined[1:]
+            entry[1].extend(defined)
             return fn(program, buffer, size, name)
         return added
 
     def note(fn, api):
         def called(program, *args):
+            name, functions = names.get(program, ["", []])
             try:
                 result = fn(program, *args)
             except Exception:
-                compiled(api, "", False, inputs.get(program, 0))
+                compiled(api, name, False, inputs.get(program, 0), functions)
                 raise
-            compiled(api, "", True, inputs.get(program, 0))
+            compiled(api, name, True, inputs.get(program, 0), functions)
             return result
         return called
 
     def forget(fn):
         def destroyed(program):
             inputs.pop(program, None)  # the handle's value may come back
+            names.pop(program, None)
             return fn(program)
         return destroyed
 
@@ -191,10 +253,11 @@ def _write():
             "memset": [{"async": a, "calls": c, "bytes": b}
                        for a, (c, b) in sorted(_memset.items())],
             "memory": _memory,
-            "compile": [{"api": a, "name": n, "ok": o, "calls": c, "bytes": b}
-                        for (a, n, o), (c, b) in sorted(_compile.items())],
+            "compile": [{"api": a, "name": n, "ok": o, "calls": c, "bytes": b, "functions": f}
+                        for (a, n, o), (c, b, f) in sorted(_compile.items())],
             "links": _links,
-            "nvtx": [{"domain": d, "name": n, "calls": r["calls"], "work": r["work"]}
+            "nvtx": [{"domain": d, "name": n, "calls": r["calls"], "work": r["work"],
+                      "payload": r["payload"], "fields": r["fields"]}
                      for (d, n), r in sorted(_nvtx.items())],
             "timings": _timings,
             "libs": _libs(),

@@ -56,6 +56,7 @@ static void assert_defaults_except(const gt_config *c, enum gt_config_var except
     if (except != GT_VAR_DURATION) assert_int_equal(c->duration_ns, 0);
     if (except != GT_VAR_INTERVAL) assert_int_equal(c->interval_ns, 0);
     if (except != GT_VAR_CUPTI_PATH) assert_string_equal(c->cupti_path, "");
+    if (except != GT_VAR_CHECKSUM) assert_int_equal(c->checksum.kind, GT_CHECKSUM_OFF);
 }
 
 /* The value is rejected: defaults everywhere and exactly this warning. */
@@ -210,6 +211,22 @@ static void test_gpu_timing(void **state)
     assert_accepted("GPUTRACE_CUPTI_PATH", "/opt/cupti/libcupti.so.13");
     assert_string_equal(cfg.cupti_path, "/opt/cupti/libcupti.so.13");
     assert_defaults_except(&cfg, GT_VAR_CUPTI_PATH);
+}
+
+static void test_checksum(void **state)
+{
+    (void)state;
+    assert_accepted("GPUTRACE_CHECKSUM", " dtoh ");
+    assert_int_equal(cfg.checksum.kind, GT_CHECKSUM_BYTES);
+    assert_defaults_except(&cfg, GT_VAR_CHECKSUM);
+    assert_accepted("GPUTRACE_CHECKSUM", "dtoh:f64:30");
+    assert_int_equal(cfg.checksum.kind, GT_CHECKSUM_F64);
+    assert_int_equal(cfg.checksum.bits, 30);
+    assert_accepted("GPUTRACE_CHECKSUM", "OFF");
+    assert_int_equal(cfg.checksum.kind, GT_CHECKSUM_OFF);
+    static const char *const bad[] = {"on", "dtoh:f32:24", "dtoh,off", "dtoh:f64"};
+    assert_all_rejected("GPUTRACE_CHECKSUM", bad, sizeof bad / sizeof bad[0],
+                        "off, dtoh, dtoh:f32:BITS (BITS 1-23) or dtoh:f64:BITS (BITS 1-52)");
 }
 
 static void test_output_and_log_paths(void **state)
@@ -456,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_garbage_is_escaped),
         cmocka_unit_test(test_truncation_keeps_characters_whole),
         cmocka_unit_test(test_capture),
+        cmocka_unit_test(test_checksum),
         cmocka_unit_test(test_seconds),
         cmocka_unit_test(test_one_warning_per_bad_variable),
     };

@@ -1,0 +1,96 @@
+/* Hashing a copy's bytes (checksum_hash.h). The tolerant modes round the
+ * floats into a block on the stack and feed the blocks to one XXH3 state,
+ * so no memory is taken however large the copy. */
+#include "checksum_hash.h"
+
+#include <string.h>
+
+#include "checksum_mode.h"
+#include "xxh3.h"
+
+#define F32_EXPONENT 0x7f800000u
+#define F64_EXPONENT 0x7ff0000000000000ull
+#define BLOCK_BYTES 4096u
+
+/* Half of the last kept bit added to the magnitude (a carry out of the
+ * mantissa goes into the exponent, as rounding a float does), the bits
+ * below it cleared; infinities and NaNs kept. Written as a select, so that
+ * the loops below vectorise. */
+#define ROUND(v, bits, mant, exponent, one)                                                        \
+    ((bits) >= (mant) || ((v) & (exponent)) == (exponent)                                          \
+         ? (v)                                                                                     \
+         : ((v) + ((one) << ((mant) - (bits)-1))) & ~(((one) << ((mant) - (bits))) - 1))
+
+uint32_t gt_checksum_round_f32(uint32_t value, unsigned bits)
+{
+    return ROUND(value, bits, GT_CHECKSUM_F32_BITS, F32_EXPONENT, 1u);
+}
+
+uint64_t gt_checksum_round_f64(uint64_t value, unsigned bits)
+{
+    return ROUND(value, bits, GT_CHECKSUM_F64_BITS, F64_EXPONENT, 1ull);
+}
+
+/* The floats of p[0, n) rounded, block by block, into the state. The
+ * values are little-endian: swapped around the rounding elsewhere. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LE32(v) __builtin_bswap32(v)
+#define LE64(v) __builtin_bswap64(v)
+#else
+#define LE32(v) (v)
+#define LE64(v) (v)
+#endif
+
+static void feed_f32(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits)
+{
+    uint32_t block[BLOCK_BYTES / 4];
+    uint32_t half = bits < GT_CHECKSUM_F32_BITS ? 1u << (GT_CHECKSUM_F32_BITS - bits - 1) : 0;
+    uint32_t mask = bits < GT_CHECKSUM_F32_BITS ? ~((half << 1) - 1) : ~0u;
+    while (n) {
+        size_t k = n < BLOCK_BYTES / 4 ? n : BLOCK_BYTES / 4;
+        memcpy(block, p, k * 4);
+        for (size_t i = 0; i < k; i++) {
+            uint32_t v = LE32(block[i]);
+            uint32_t r = (v & F32_EXPONENT) == F32_EXPONENT ? v : (v + half) & mask;
+            block[i] = LE32(r);
+        }
+        gt_xxh3_update(s, block, k * 4);
+        p += k * 4;
+        n -= k;
+    }
+}
+
+static void feed_f64(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits)
+{
+    uint64_t block[BLOCK_BYTES / 8];
+    uint64_t half = bits < GT_CHECKSUM_F64_BITS ? 1ull << (GT_CHECKSUM_F64_BITS - bits - 1) : 0;
+    uint64_t mask = bits < GT_CHECKSUM_F64_BITS ? ~((half << 1) - 1) : ~0ull;
+    while (n) {
+        size_t k = n < BLOCK_BYTES / 8 ? n : BLOCK_BYTES / 8;
+        memcpy(block, p, k * 8);
+        for (size_t i = 0; i < k; i++) {
+            uint64_t v = LE64(block[i]);
+            uint64_t r = (v & F64_EXPONENT) == F64_EXPONENT ? v : (v + half) & mask;
+            block[i] = LE64(r);
+        }
+        gt_xxh3_update(s, block, k * 8);
+        p += k * 8;
+        n -= k;
+    }
+}
+
+uint64_t gt_checksum_hash(gt_checksum_mode m, const void *data, size_t len)
+{
+    size_t width = m.kind == GT_CHECKSUM_F32 ? 4 : m.kind == GT_CHECKSUM_F64 ? 8 : 0;
+    if (!width) return gt_xxh3_64(data, len);
+    const unsigned char *p = data;
+    size_t whole = len / width;
+    gt_xxh3 s;
+    gt_xxh3_init(&s);
+    if (width == 4)
+        feed_f32(&s, p, whole, m.bits);
+    else
+        feed_f64(&s, p, whole, m.bits);
+    gt_xxh3_update(&s, p + whole * width, len - whole * width);
+    return gt_xxh3_digest(&s);
+}
