@@ -12,7 +12,10 @@
  * each in these modes, the runs interleaved so that a change in machine
  * load touches every mode alike:
  *   bare     no shim
- *   off      LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=off
+ *   off      LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=off (native call
+ *            sites on, as by default in a program without Python)
+ *   nosites  as off, with GPUTRACE_CALLSITES=off: off - nosites is what
+ *            taking call sites adds to a launch
  *   events   LD_PRELOAD=libgputrace.so, GPUTRACE_GPU_TIMING=events
  *   disabled LD_PRELOAD=libgputrace.so, GPUTRACE_CATEGORIES=memory: the
  *            launch's categories (kernel, api) off
@@ -64,9 +67,9 @@
 #define WARM_UP 200000
 #define MAX_RUNS 99
 
-enum mode { BARE, OFF, EVENTS, DISABLED, OUTSIDE, CUPTI, REF, MODES };
-static const char *const mode_names[MODES] = {"bare",    "off",   "events", "disabled",
-                                              "outside", "cupti", "ref"};
+enum mode { BARE, OFF, NOSITES, EVENTS, DISABLED, OUTSIDE, CUPTI, REF, MODES };
+static const char *const mode_names[MODES] = {"bare",     "off",     "nosites", "events",
+                                              "disabled", "outside", "cupti",   "ref"};
 static const char *cupti_ref; /* the reference recorder's path; NULL: no ref mode */
 enum path { DRIVER, RUNTIME, PATHS };
 static const char *const path_names[PATHS] = {"driver", "runtime"};
@@ -162,6 +165,7 @@ static int run_child(const char *self, const char *shim, enum path path, enum mo
         unsetenv("GPUTRACE_CATEGORIES");
         unsetenv("GPUTRACE_CAPTURE");
         unsetenv("CUDA_INJECTION64_PATH");
+        unsetenv("GPUTRACE_CALLSITES");
         if (mode == BARE || mode == REF) {
             unsetenv("LD_PRELOAD");
             if (mode == REF) {
@@ -173,11 +177,12 @@ static int run_child(const char *self, const char *shim, enum path path, enum mo
         } else {
             setenv("LD_PRELOAD", shim, 1);
             setenv("GPUTRACE_GPU_TIMING",
-                   mode == OFF     ? "off"
-                   : mode == CUPTI ? "cupti"
-                                   : "events",
+                   mode == OFF || mode == NOSITES ? "off"
+                   : mode == CUPTI                ? "cupti"
+                                                  : "events",
                    1);
         }
+        if (mode == NOSITES) setenv("GPUTRACE_CALLSITES", "off", 1);
         if (mode == DISABLED) setenv("GPUTRACE_CATEGORIES", "memory", 1);
         if (mode == OUTSIDE) setenv("GPUTRACE_CAPTURE", "profiler-api", 1);
         char count[32];
@@ -257,6 +262,9 @@ static void print_rows(path_figures *f, int runs, const char *label, const char 
     if (bare) printf("| launch, %s: bare | %.1f ns | |\n", label, med[BARE]);
     printf("| launch, %s: added, timing off%s%s | %+.1f ns | %s |\n", label, note, which,
            med[OFF] - med[BARE], off_target);
+    printf("| launch, %s: added by native call sites (timing off, on against off)%s%s | %+.1f ns "
+           "| %s |\n",
+           label, note, which, med[OFF] - med[NOSITES], bare ? "<= +40 ns" : "");
     printf("| launch, %s: added, timing on%s%s | %+.1f ns; %.4f event records and %" PRIu64
            " events created per launch | 2 records, 0 created |\n",
            label, note, which, med[EVENTS] - med[BARE], (double)e->records / (double)e->launches,

@@ -49,6 +49,9 @@ static const char usage[] =
     "                          event pairs), cupti, events, off (host times only)\n"
     "      --no-gpu-timing     the same as --gpu-timing off\n"
     "      --no-nvtx           do not collect NVTX ranges\n"
+    "      --callsites MODE    which lines of the program are named as call sites\n"
+    "                          of GPU work and allocations: auto (default), python,\n"
+    "                          native, all, off\n"
     "      --capture MODE      record only in windows: all (default), profiler-api\n"
     "                          (between cuProfilerStart/cudaProfilerStart and the\n"
     "                          stop), nvtx:NAME or nvtx:NAME@DOMAIN (while such an\n"
@@ -82,7 +85,8 @@ static const char usage[] =
     "GPUTRACE_OUTPUT, GPUTRACE_FORMAT, GPUTRACE_GPU_TIMING, GPUTRACE_CAPTURE,\n"
     "GPUTRACE_DELAY, GPUTRACE_DURATION, GPUTRACE_INTERVAL, GPUTRACE_CHECKSUM, and\n"
     "GPUTRACE_LOG (stderr, stdout or a file) for where the summary goes;\n"
-    "GPUTRACE_CUPTI_PATH names the libcupti to use.\n";
+    "GPUTRACE_CUPTI_PATH names the libcupti to use; GPUTRACE_CALLSITES_SKIP adds\n"
+    "Python packages whose frames are not call sites.\n";
 
 enum {
     OPT_NO_GPU_TIMING = 256,
@@ -94,7 +98,8 @@ enum {
     OPT_DURATION,
     OPT_INTERVAL,
     OPT_GPU_TIMING,
-    OPT_CHECKSUM
+    OPT_CHECKSUM,
+    OPT_CALLSITES
 };
 
 static const struct option options[] = {
@@ -105,6 +110,7 @@ static const struct option options[] = {
     {"gpu-timing", required_argument, NULL, OPT_GPU_TIMING},
     {"no-gpu-timing", no_argument, NULL, OPT_NO_GPU_TIMING},
     {"no-nvtx", no_argument, NULL, OPT_NO_NVTX},
+    {"callsites", required_argument, NULL, OPT_CALLSITES},
     {"capture", required_argument, NULL, OPT_CAPTURE},
     {"delay", required_argument, NULL, OPT_DELAY},
     {"duration", required_argument, NULL, OPT_DURATION},
@@ -204,6 +210,7 @@ int main(int argc, char **argv)
         {"--capture", GT_VAR_CAPTURE, NULL},       {"--delay", GT_VAR_DELAY, NULL},
         {"--duration", GT_VAR_DURATION, NULL},     {"--interval", GT_VAR_INTERVAL, NULL},
         {"--gpu-timing", GT_VAR_GPU_TIMING, NULL}, {"--checksum", GT_VAR_CHECKSUM, NULL},
+        {"--callsites", GT_VAR_CALLSITES, NULL},
     };
     int tool = subcommand(argc, argv);
     if (tool >= 0) return tool;
@@ -234,6 +241,9 @@ int main(int argc, char **argv)
             break;
         case OPT_CHECKSUM:
             settings[9].value = optarg;
+            break;
+        case OPT_CALLSITES:
+            settings[10].value = optarg;
             break;
         case OPT_NO_GPU_TIMING:
             no_gpu_timing = 1;

@@ -28,10 +28,10 @@
 gt_config gt_cfg;
 
 static const char *const var_names[GT_VAR_COUNT] = {
-    "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",    "GPUTRACE_FORMAT",
-    "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB", "GPUTRACE_CAPTURE",
-    "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",  "GPUTRACE_CUPTI_PATH",
-    "GPUTRACE_CHECKSUM",
+    "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",         "GPUTRACE_FORMAT",
+    "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB",      "GPUTRACE_CAPTURE",
+    "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",       "GPUTRACE_CUPTI_PATH",
+    "GPUTRACE_CHECKSUM",   "GPUTRACE_CALLSITES",  "GPUTRACE_CALLSITES_SKIP",
 };
 
 static const char *const expectations[GT_VAR_COUNT] = {
@@ -49,6 +49,9 @@ static const char *const expectations[GT_VAR_COUNT] = {
     "seconds from 0.1 to 31536000, decimals allowed (0.5)",
     "a path to libcupti.so shorter than 4096 bytes",
     "off, dtoh, dtoh:f32:BITS (BITS 1-23) or dtoh:f64:BITS (BITS 1-52)",
+    "auto, python, native, all or off",
+    "a comma list of Python package names (letters, digits, _ and ., as numba or "
+    "mylib.kernels), shorter than 1024 bytes",
 };
 
 const char *gt_config_var_name(enum gt_config_var v)
@@ -102,6 +105,11 @@ static const char *timing_word(int i)
 static const char *category_word(int i)
 {
     return gt_category_name((enum gt_category)i);
+}
+
+static const char *callsites_word(int i)
+{
+    return gt_callsites_name((enum gt_callsites)i);
 }
 
 static const char *format_word(int i)
@@ -318,10 +326,52 @@ static int parse_checksum(span v, gt_config *cfg)
     return gt_checksum_mode_parse(v.s, v.len, &cfg->checksum);
 }
 
+static int parse_callsites(span v, gt_config *cfg)
+{
+    int i = lookup(trim(v), callsites_word, GT_CALLSITES_COUNT);
+    if (i < 0) return -1;
+    cfg->callsites = (enum gt_callsites)i;
+    return 0;
+}
+
+static int package_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.';
+}
+
+typedef struct skip_list {
+    char out[GT_CALLSITES_SKIP_MAX];
+    size_t len;
+} skip_list;
+
+/* A package name: a dotted name without empty parts. */
+static int skip_item(span it, void *ctx)
+{
+    skip_list *l = ctx;
+    if (it.s[0] == '.' || it.s[it.len - 1] == '.') return -1;
+    for (size_t i = 0; i < it.len; i++)
+        if (!package_char(it.s[i]) || (it.s[i] == '.' && it.s[i + 1] == '.')) return -1;
+    if (l->len + (l->len != 0) + it.len + 1 > sizeof l->out) return -1; /* comma, NUL */
+    if (l->len) l->out[l->len++] = ',';
+    memcpy(l->out + l->len, it.s, it.len);
+    l->len += it.len;
+    l->out[l->len] = '\0';
+    return 0;
+}
+
+static int parse_callsites_skip(span v, gt_config *cfg)
+{
+    skip_list l = {.len = 0};
+    if (for_each_item(v, skip_item, &l) <= 0) return -1;
+    memcpy(cfg->callsites_skip, l.out, l.len + 1);
+    return 0;
+}
+
 static int (*const parsers[GT_VAR_COUNT])(span, gt_config *) = {
-    parse_verbosity, parse_categories, parse_output,   parse_formats, parse_gpu_timing,
-    parse_log,       parse_buffer_mb,  parse_capture,  parse_delay,   parse_duration,
-    parse_interval,  parse_cupti_path, parse_checksum,
+    parse_verbosity, parse_categories, parse_output,   parse_formats,   parse_gpu_timing,
+    parse_log,       parse_buffer_mb,  parse_capture,  parse_delay,     parse_duration,
+    parse_interval,  parse_cupti_path, parse_checksum, parse_callsites, parse_callsites_skip,
 };
 
 static void add_warning(gt_config *cfg, enum gt_config_var var, const char *value, size_t len)

@@ -28,6 +28,8 @@ enum gt_config_var {
     GT_VAR_INTERVAL,
     GT_VAR_CUPTI_PATH,
     GT_VAR_CHECKSUM,
+    GT_VAR_CALLSITES,
+    GT_VAR_CALLSITES_SKIP,
     GT_VAR_COUNT
 };
 
@@ -45,6 +47,7 @@ enum gt_config_var {
 #define GT_BUFFER_MB_MAX 16384u
 #define GT_WARNING_MAX 640    /* one warning line, NUL included */
 #define GT_SHOWN_VALUE_MAX 64 /* bytes of a bad value quoted in its warning */
+#define GT_CALLSITES_SKIP_MAX 1024u /* GPUTRACE_CALLSITES_SKIP, NUL included */
 
 typedef struct gt_config {
     unsigned categories; /* GT_CAT_BIT mask */
@@ -66,6 +69,11 @@ typedef struct gt_config {
     uint64_t interval_ns; /* snapshots of the report files; 0: none */
 
     gt_checksum_mode checksum; /* GPUTRACE_CHECKSUM */
+    enum gt_callsites callsites;
+    /* GPUTRACE_CALLSITES_SKIP: Python packages whose frames are not the
+     * user's, beyond those the library knows (shim/callsite/python_paths.c),
+     * as a comma list without blanks; "" for none. */
+    char callsites_skip[GT_CALLSITES_SKIP_MAX];
     /* One line per rejected variable (at most one each), without newline,
      * kept until the log is set up so that they go where GPUTRACE_LOG says. */
     unsigned n_warnings;

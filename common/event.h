@@ -255,9 +255,20 @@ typedef struct gt_event {
             uint32_t thread; /* its thread's number, in the order of their first such copy */
             uint8_t status;  /* enum gt_checksum_status */
         } checksum;
-        uint8_t raw[48];
+        uint8_t raw[40];
     } u;
+    /* Where the call came from (shim/callsite/): 0 when not attributed. On
+     * the hot path, the id of the call stack taken there; the drain turns
+     * it into the string id of the site's label, as it turns host ticks
+     * into ns. GT_SITE_SAMPLED: attributed by sampling, so what it adds to
+     * a site is an estimate. GT_SITE_SKIPPED: a call the sampling passed
+     * over, counted so that the sampled calls can stand for it. */
+    uint32_t site;
 } gt_event;
+
+#define GT_SITE_SAMPLED 0x80000000u
+#define GT_SITE_SKIPPED 0xffffffffu
+#define GT_SITE_ID(s) ((s) & ~GT_SITE_SAMPLED)
 
 _Static_assert(sizeof(gt_event) == 128, "gt_event must stay two cache lines");
 

@@ -26,3 +26,9 @@ const char *gt_gpu_source_name(enum gt_gpu_source s)
     static const char *const names[GT_GPU_SOURCE_COUNT] = {"off", "events", "cupti", "mixed"};
     return (unsigned)s < GT_GPU_SOURCE_COUNT ? names[s] : "off";
 }
+
+const char *gt_callsites_name(enum gt_callsites c)
+{
+    static const char *const names[GT_CALLSITES_COUNT] = {"auto", "python", "native", "all", "off"};
+    return (unsigned)c < GT_CALLSITES_COUNT ? names[c] : "auto";
+}

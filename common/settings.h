@@ -25,10 +25,24 @@ enum gt_gpu_source {
 };
 enum gt_capture_mode { GT_CAPTURE_ALL, GT_CAPTURE_PROFILER, GT_CAPTURE_NVTX };
 
+/* GPUTRACE_CALLSITES (SPEC §12): which call sites are attributed. `auto`
+ * is Python frames in a process that runs Python, native frames in any
+ * other; `all` is Python frames where the calling thread runs Python and
+ * native frames where it does not. */
+enum gt_callsites {
+    GT_CALLSITES_AUTO,
+    GT_CALLSITES_PYTHON,
+    GT_CALLSITES_NATIVE,
+    GT_CALLSITES_ALL,
+    GT_CALLSITES_OFF,
+    GT_CALLSITES_COUNT
+};
+
 /* "none", "default", "verbose", "debug"; "auto", "cupti", "events",
  * "off"; "off", "events", "cupti", "mixed". */
 const char *gt_verbosity_name(enum gt_verbosity v);
 const char *gt_gpu_timing_name(enum gt_gpu_timing t);
 const char *gt_gpu_source_name(enum gt_gpu_source s);
+const char *gt_callsites_name(enum gt_callsites c); /* "auto", "python", "native", "all", "off" */
 
 #endif

@@ -8,7 +8,9 @@
 #   shared runtime's path, bare and under libgputrace.so with GPU timing
 #   off and on, with event records and events created per launch, with
 #   the CUPTI source and with a bare CUPTI recorder (bench_launch.c), also
-#   outside a capture window and with its categories off; 2M CUPTI-timed
+#   outside a capture window and with its categories off, and with native
+#   call sites on against off; a Numba launch loop with Python call sites
+#   on against off (bench_python_launch.py); 2M CUPTI-timed
 #   launches from 2 threads through the drain, none dropped or pending; an
 #   NVTX range's push and pop, without payload and with the payloads NVTX
 #   can carry (bench_nvtx.c); a launch while snapshots of a large report
@@ -27,6 +29,9 @@
 #   GPUTRACE_BENCH_BASELINE another libgputrace.so (an earlier build, or one
 #                        configured -DGPUTRACE_HARDEN=OFF): the launch and
 #                        NVTX figures of both, side by side from the same runs
+#   GPUTRACE_BENCH_PYTHON_VENV the Numba environment of the Python launch loop
+#                        (default build/test/python-venv, which the python
+#                        tests make)
 #   GPUTRACE_BENCH_FILES where the writers' and the tools' benchmarks write
 #                        (default /tmp; the 10M-event traces take about
 #                        2.9 GB for a moment, the tools' reports 50 MB)
@@ -89,6 +94,15 @@ echo "|---|---|---|"
 "$build/bench/gt_bench_pipeline"
 "$build/bench/gt_bench_launch" "$build/lib/libgputrace.so" 1000000 7 "${GPUTRACE_BENCH_BASELINE:--}" \
     "$build/gpu/libcupti_ref.so"
+# Python call sites on a Numba launch loop, on against off, in the python
+# tests' environment when a test build made one (tests/python/venv.py).
+py_venv=${GPUTRACE_BENCH_PYTHON_VENV:-$gt_root/build/test/python-venv}
+if [ -x "$py_venv/bin/python" ]; then
+    python3 "$gt_root/bench/bench_python_launch.py" "$py_venv" "$build/bin/gputrace" \
+        "$build/emu/lib" 20000 7
+else
+    echo "| Numba launch loop | no Python environment at $py_venv (run the python tests first) | |"
+fi
 # The drain keeps up with CUPTI's records: 2 M launches of a 1 us kernel
 # from 2 threads at the default buffer, none dropped, none pending at the cut.
 keep=$(mktemp -d "$files/gt_bench_cupti.XXXXXX")

@@ -41,6 +41,7 @@
 #include "capture_window.h"
 #include "active_copy.h"
 #include "checksum.h"
+#include "callsite.h"
 #include "clock.h"
 #include "collect.h"
 #include "config.h"
@@ -329,6 +330,7 @@ static void fork_child(void)
     gt_capture_start(&gt_cfg, gt_process_start_ns);
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_UNSEEN, memory_order_relaxed);
     gt_collect_reset();
+    gt_callsite_fork_child();
     gt_emit_prepare_trace(&gt_cfg);
     start_pipeline();
     for (int i = 0; i < n_child_fns; i++)
@@ -379,6 +381,7 @@ static void init_body(void)
                 "written");
     gt_emit_settle_output(&gt_cfg);
     gt_emit_prepare_trace(&gt_cfg);
+    gt_callsite_init(&gt_cfg);
     gt_clock_init(-1);
     gt_process_start_ns = gt_clock_mono_ns();
     gt_capture_start(&gt_cfg, gt_process_start_ns);
@@ -390,6 +393,7 @@ static void init_body(void)
     gt_command_summary_init(secure ? NULL : getenv(GT_CHILD_SUMMARY_VAR));
     program_stdout = stdout;
     gt_collect_set_error_namer(gt_error_name_id);
+    gt_collect_set_site_namer(gt_callsite_resolve);
     start_pipeline();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);

@@ -8,7 +8,8 @@
  * has two records per device: "GPU N" (calls = allocations, bytes =
  * peak) and "GPU N leaked" (calls and bytes still allocated at exit);
  * pinned host memory is "host pinned". NVTX marks follow the NVTX rows as
- * category "nvtx_mark" (see write_marks).
+ * category "nvtx_mark" (see write_marks). Call sites come last, as category
+ * "callsite" (callsite_csv.c).
  *
  * After the §7 columns (§12): display_name (a kernel's readable name, the
  * name of any other row), clock (what total_ns measures: gpu, host or
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "callsite_csv.h"
 #include "csv.h"
 #include "display_name.h"
 #include "loaded.h"
@@ -229,5 +231,6 @@ int gt_report_write_csv(const gt_report *r, const gt_process_info *p, FILE *out)
             rc = -1;
         if (c == GT_CAT_NVTX && write_marks(out, &t, p) != 0) rc = -1;
     }
+    if (gt_callsites_write_csv(out, r) != 0) rc = -1;
     return ferror(out) ? -1 : rc;
 }

@@ -22,6 +22,7 @@
 #include "advice.h"
 #include "aggregate.h"
 #include "checksum_doc.h"
+#include "callsite_json.h"
 #include "display_name.h"
 #include "event.h"
 #include "gpu_busy.h"
@@ -100,6 +101,7 @@ static void write_config(json_ctx *c)
         if (gt_report_enabled(c->r, cat)) gt_json_string(&c->w, gt_category_name(cat));
     gt_json_array_end(&c->w);
     gt_json_kv_string(&c->w, "gpu_timing", gt_gpu_timing_name(c->r->opt.gpu_timing));
+    gt_json_kv_string(&c->w, "callsites", gt_callsites_name(c->r->callsites_mode));
     if (c->r->gpu_timing_off[0])
         gt_json_kv_string(&c->w, "gpu_timing_off_reason", c->r->gpu_timing_off);
     gt_json_object_end(&c->w);
@@ -323,6 +325,7 @@ static void write_leaks(json_ctx *c, const gt_mem_device *d)
         gt_json_kv_uint(&c->w, "bytes", leaks[i].bytes);
         gt_json_kv_string(&c->w, "kind", gt_mem_kind_name(leaks[i].kind));
         gt_json_kv_uint(&c->w, "at_ns", leaks[i].time > start ? leaks[i].time - start : 0);
+        if (leaks[i].site) gt_json_kv_string(&c->w, "site", str(c, leaks[i].site));
         gt_json_object_end(&c->w);
     }
     gt_json_array_end(&c->w);
@@ -494,6 +497,7 @@ int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out
     write_table(&c, "sync", GT_CAT_SYNC, sync_row);
     write_table(&c, "nvtx", GT_CAT_NVTX, nvtx_row);
     write_table(&c, "api", GT_CAT_API, api_row);
+    if (gt_callsites_write_json(&c.w, r) != 0) c.incomplete = true;
     write_advice(&c, p);
     write_marks(&c, p);
     if (gt_json_nvtx_counters(&c.w, r, p ? p->start_ns : 0) != 0) c.incomplete = true;

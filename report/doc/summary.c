@@ -8,6 +8,7 @@
 #include "advice.h"
 #include "aggregate.h"
 #include "checksum_doc.h"
+#include "callsite_text.h"
 #include "event.h"
 #include "format.h"
 #include "gpu_busy.h"
@@ -246,6 +247,7 @@ static void write_leaks(gt_summary *s, const gt_mem_device *d)
         fprintf(s->out, "%s %s %s at +%s", i ? "," : "",
                 gt_format_bytes(leaks[i].bytes, bytes, sizeof bytes),
                 gt_mem_kind_name(leaks[i].kind), gt_format_ns(t, at, sizeof at));
+        gt_summary_leak_site(s, leaks[i].site);
     }
     fputc('\n', s->out);
 }
@@ -499,6 +501,10 @@ int gt_report_write_summary_fit(const gt_report *r, const gt_process_info *p, en
         }
     }
     if (empty[0]) fprintf(out, "\nnone recorded: %s\n", empty);
+    if (r->callsites.nsites) {
+        fputc('\n', out);
+        gt_summary_callsites(&s);
+    }
     fputc('\n', out);
     if (r->checksums.on) {
         gt_checksums_write_summary(r, out);

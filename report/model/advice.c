@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "callsite_table.h"
 #include "display_name.h"
 #include "format.h"
 #include "loaded.h"
@@ -52,7 +53,8 @@ static void tally(gt_advice_tally *t, const gt_event *ev, uint8_t dir, enum wors
     t->ns += host;
     bool worse =
         t->count == 1 || (by == WORST_BYTES ? ev->bytes > t->worst.bytes : ns > t->worst.ns);
-    if (worse) t->worst = (gt_advice_example){ev->api, dir, ev->bytes, ns};
+    uint32_t site = ev->site && ev->site != GT_SITE_SKIPPED ? GT_SITE_ID(ev->site) : 0;
+    if (worse) t->worst = (gt_advice_example){ev->api, dir, ev->bytes, ns, site};
 }
 
 /* How long a copy's call waited for GPU work queued before it: from the
@@ -159,6 +161,19 @@ static const char *api_name(const advice_ctx *c, uint32_t id)
     return s[0] ? s : "(unknown call)";
 }
 
+/* Room for a site in a message: the message holds 511 bytes in all. */
+#define GT_ADVICE_SITE_MAX 160u
+
+/* " from FILE:LINE in FUNCTION" of a call site's label, "" without one. */
+static const char *from_site(const advice_ctx *c, uint32_t label, char *buf, size_t cap)
+{
+    int32_t s = label ? gt_callsites_site_of(&c->r->callsites, label) : -1;
+    int n = s < 0 ? 0 : snprintf(buf, cap, " from ");
+    buf[n] = '\0';
+    if (s >= 0) gt_site_short(c->r->names, &c->r->callsites.sites[s], buf + n, cap - (size_t)n);
+    return buf;
+}
+
 /* Readable units, each in its own buffer so that one message can hold several. */
 typedef struct units {
     char a[GT_FORMAT_CAP], b[GT_FORMAT_CAP], c[GT_FORMAT_CAP];
@@ -168,25 +183,28 @@ static void pageable_async_memcpy(advice_ctx *c, const gt_advice_tally *t)
 {
     if (!t->count) return;
     units u;
+    char site[GT_ADVICE_SITE_MAX];
     say(c, "pageable-async-memcpy", t->count,
         "%" PRIu64 " async %s (%s) used pageable host memory, so the driver ran %s synchronously: "
-        "%s. Largest: %s %s of %s.",
+        "%s. Largest: %s %s of %s%s.",
         t->count, noun(t->count, "copy", "copies"), gt_format_bytes(t->bytes, u.a, sizeof u.a),
         noun(t->count, "it", "them"), fix(c, GT_FIX_PINNED), api_name(c, t->worst.api),
-        gt_copy_dir_name(t->worst.dir), gt_format_bytes(t->worst.bytes, u.b, sizeof u.b));
+        gt_copy_dir_name(t->worst.dir), gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
+        from_site(c, t->worst.site, site, sizeof site));
 }
 
 static void sync_memcpy(advice_ctx *c, const gt_advice_tally *t)
 {
     if (!t->count) return;
     units u;
+    char site[GT_ADVICE_SITE_MAX];
     say(c, "sync-memcpy", t->count,
         "%" PRIu64 " synchronous %s over 64 KiB blocked the host for %s: %s. Longest: %s %s of "
-        "%s, %s.",
+        "%s, %s%s.",
         t->count, noun(t->count, "copy", "copies"), gt_format_ns(t->ns, u.a, sizeof u.a),
         fix(c, GT_FIX_ASYNC_COPY), api_name(c, t->worst.api), gt_copy_dir_name(t->worst.dir),
         gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
-        gt_format_ns(t->worst.ns, u.c, sizeof u.c));
+        gt_format_ns(t->worst.ns, u.c, sizeof u.c), from_site(c, t->worst.site, site, sizeof site));
 }
 
 static void small_memcpy(advice_ctx *c, const gt_advice_acc *a)
@@ -446,14 +464,16 @@ static void leak(advice_ctx *c)
     }
     if (!allocs) return;
     units u;
+    char site[GT_ADVICE_SITE_MAX];
     say(c, "leak", allocs,
         "%" PRIu64 " device %s (%s) %s still held when the process ended: neither the program "
         "nor the end of %s CUDA context freed %s. Free device memory once done with it "
         "(cudaFree, cuMemFree; in Python, drop the last reference to a device array, e.g. "
-        "del d_arr), or a long-running process runs out. Largest: %s on device %d.",
+        "del d_arr), or a long-running process runs out. Largest: %s on device %d%s.",
         allocs, noun(allocs, "allocation", "allocations"), gt_format_bytes(bytes, u.a, sizeof u.a),
         noun(allocs, "was", "were"), noun(allocs, "its", "their"), noun(allocs, "it", "them"),
-        gt_format_bytes(largest.bytes, u.b, sizeof u.b), (int)largest_device);
+        gt_format_bytes(largest.bytes, u.b, sizeof u.b), (int)largest_device,
+        from_site(c, largest.site, site, sizeof site));
 }
 
 static bool any_gpu_work(const gt_report *r)

@@ -70,6 +70,7 @@ typedef struct gt_advice_example {
     uint8_t dir;  /* enum gt_copy_dir, for copies */
     uint64_t bytes;
     uint64_t ns; /* host time of the call; for sync-memcpy the copy's own (GPU) time */
+    uint32_t site; /* its call site's label (callsite_table.h), 0 none */
 } gt_advice_example;
 
 /* A rule's running count, total and worst example. */

@@ -10,6 +10,7 @@
 #include "aggregate.h"
 #include "counter_table.h"
 #include "checksum_list.h"
+#include "callsite_table.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "heap_table.h"
@@ -147,6 +148,15 @@ static enum gt_category work_category(const gt_event *ev)
     return ev->kind == GT_EV_MEMCPY   ? GT_CAT_MEMCPY
            : ev->kind == GT_EV_MEMSET ? GT_CAT_MEMSET
                                       : GT_CAT_KERNEL;
+}
+
+/* Where the work was launched from (callsite_table.h): its GPU time, as
+ * its row counts it. */
+static void add_site_work(gt_report *r, const gt_event *ev)
+{
+    uint64_t start, end;
+    uint64_t ns = work_interval(r, ev, &start, &end) ? end - start : 0;
+    gt_callsites_add_work(&r->callsites, ev, ns);
 }
 
 static void add_gpu_work(gt_report *r, const gt_event *ev)
@@ -288,12 +298,23 @@ void gt_report_add(gt_report *r, const gt_event *ev)
     /* What the GPU waited for while code was made (gpu_busy.h). */
     if (ev->kind == GT_EV_COMPILE || ev->kind == GT_EV_MODULE)
         gt_gpu_busy_code(&r->busy, ev->host_start, ev->host_end);
+    if (ev->site && ev->result == 0 && gt_kind_is_gpu_work(ev->kind)) add_site_work(r, ev);
     add_category(r, ev);
     /* A blocking copy or memset is also time the host spent waiting. */
     if ((ev->flags & GT_EVF_BLOCKING) && ev->kind != GT_EV_SYNC &&
         gt_report_enabled(r, GT_CAT_SYNC))
         add_host_row(row_of(r, GT_CAT_SYNC, ev->api, 0, 0), ev);
     if (ev->api && gt_report_enabled(r, GT_CAT_API)) add_api(r, ev);
+}
+
+void gt_report_add_site(gt_report *r, uint32_t label, const gt_site *site)
+{
+    gt_callsites_add_site(&r->callsites, label, site);
+}
+
+void gt_report_set_callsites_mode(gt_report *r, enum gt_callsites mode)
+{
+    r->callsites_mode = mode;
 }
 
 void gt_report_add_after_cut(gt_report *r, const gt_event *ev)

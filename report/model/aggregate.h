@@ -19,6 +19,7 @@
 #include "advice.h"
 #include "counter_table.h"
 #include "checksum_list.h"
+#include "callsite_table.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "heap_table.h"
@@ -63,6 +64,8 @@ struct gt_report {
     gt_gpu_busy busy;
     gt_advice_acc advice;
     gt_checksums checksums;   /* GPUTRACE_CHECKSUM (checksum_list.h) */
+    gt_site_table callsites;
+    enum gt_callsites callsites_mode;
     struct gt_loaded *loaded; /* a report read back or merged (loaded.h); NULL in the shim */
 };
 

@@ -1,3 +1,4 @@
+#include "callsite_table.h"
 #include "event.h"
 #include "memory_table.h"
 
@@ -213,10 +214,11 @@ void gt_memory_window_open(gt_memory *m, uint64_t time)
 }
 
 /* An allocation ends: no longer live, its bytes no longer in use (a
- * moment of a capture window when in_window). */
+ * moment of a capture window when in_window), nor held by its call site. */
 static void end_allocation(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
-                           bool in_window)
+                           bool in_window, uint32_t site)
 {
+    if (m->sites) gt_callsites_release(m->sites, site, bytes);
     d->live_allocs--;
     d->current_bytes -= bytes;
     note_delta(m, d, time, -(int64_t)bytes, in_window);
@@ -228,10 +230,10 @@ static bool counted(const gt_event *ev)
 }
 
 static void release_bytes(const gt_memory *m, gt_mem_device *d, uint64_t bytes, uint64_t time,
-                          bool in_window)
+                          bool in_window, uint32_t site)
 {
     d->frees += in_window;
-    end_allocation(m, d, bytes, time, in_window);
+    end_allocation(m, d, bytes, time, in_window, site);
 }
 
 static void add_alloc(gt_memory *m, const gt_event *ev)
@@ -248,6 +250,7 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
     }
     gt_mem_device *d = gt_memory_device_row(m, gt_memory_device_of(ev));
     if (!d) return;
+    uint32_t site = m->sites ? gt_callsites_alloc(m->sites, ev) : 0;
     if (!early_free) {
         gt_mem_block blk = {.addr = ev->u.mem.addr,
                             .time = ev->host_start,
@@ -256,17 +259,21 @@ static void add_alloc(gt_memory *m, const gt_event *ev)
                             .device = d->device,
                             .space = space,
                             .kind = ev->u.mem.mem_kind,
-                            .counted = counted(ev)};
+                            .counted = counted(ev),
+                            .site = site};
         /* Without room to remember the block, forget the allocation rather
          * than report a leak that may not be one. */
-        if (!map_insert(&m->live, &blk)) return;
+        if (!map_insert(&m->live, &blk)) {
+            if (m->sites) gt_callsites_release(m->sites, site, ev->bytes);
+            return;
+        }
     }
     d->allocs += counted(ev);
     d->live_allocs++;
     d->current_bytes += ev->bytes;
     if (counted(ev) && d->current_bytes > d->peak_bytes) d->peak_bytes = d->current_bytes;
     note_delta(m, d, ev->host_start, (int64_t)ev->bytes, counted(ev));
-    if (early_free) release_bytes(m, d, ev->bytes, early_free_time, early_free_counted);
+    if (early_free) release_bytes(m, d, ev->bytes, early_free_time, early_free_counted, site);
 }
 
 static void add_free(gt_memory *m, const gt_event *ev)
@@ -275,7 +282,7 @@ static void add_free(gt_memory *m, const gt_event *ev)
     gt_mem_block *blk = map_find(&m->live, ev->u.mem.addr, space, ev->host_start, true);
     if (blk) {
         gt_mem_device *d = gt_memory_device_row(m, blk->device);
-        if (d) release_bytes(m, d, blk->bytes, ev->host_start, counted(ev));
+        if (d) release_bytes(m, d, blk->bytes, ev->host_start, counted(ev), blk->site);
         map_remove(&m->live, blk);
         return;
     }
@@ -306,7 +313,7 @@ static void end_context(gt_memory *m, const gt_event *ev)
         if (d) {
             d->ctx_released_allocs++;
             d->ctx_released_bytes += blk->bytes;
-            end_allocation(m, d, blk->bytes, ev->host_start, counted(ev));
+            end_allocation(m, d, blk->bytes, ev->host_start, counted(ev), blk->site);
         }
         map_remove(&m->live, blk);
     }
@@ -348,6 +355,14 @@ uint64_t gt_memory_unknown_frees(const gt_mem_device *d)
     return d->unknown_frees + d->pending_frees;
 }
 
+/* The label of a block's call site, 0 none. */
+static uint32_t site_label(const gt_memory *m, const gt_mem_block *blk)
+{
+    if (!m->sites || !blk->site || blk->site > m->sites->nrows) return 0;
+    uint32_t site = m->sites->rows[blk->site - 1].site;
+    return site < m->sites->nsites ? m->sites->labels[site] : 0;
+}
+
 size_t gt_memory_largest_leaks(const gt_memory *m, int32_t device, gt_mem_leak *out, size_t max)
 {
     size_t n = 0;
@@ -360,7 +375,7 @@ size_t gt_memory_largest_leaks(const gt_memory *m, int32_t device, gt_mem_leak *
             out[i] = out[i - 1];
             i--;
         }
-        out[i] = (gt_mem_leak){blk->addr, blk->bytes, blk->time, blk->kind};
+        out[i] = (gt_mem_leak){blk->addr, blk->bytes, blk->time, blk->kind, site_label(m, blk)};
     }
     return n;
 }
@@ -373,5 +388,10 @@ int gt_memory_keep_leak(gt_memory *m, int32_t device, const gt_mem_leak *leak)
                         .device = device,
                         .space = space_of(leak->kind),
                         .kind = leak->kind};
+    /* Its site's row, found again from the label (the sites were read first). */
+    int32_t site = m->sites && leak->site ? gt_callsites_site_of(m->sites, leak->site) : -1;
+    gt_site_row *row =
+        site < 0 ? NULL : gt_callsites_row(m->sites, GT_EV_ALLOC, leak->kind, 0, (uint32_t)site);
+    if (row) blk.site = (uint32_t)(row - m->sites->rows) + 1;
     return map_insert(&m->live, &blk) ? 0 : -1;
 }

@@ -97,6 +97,7 @@ typedef struct gt_mem_block {
     uint8_t space; /* address space: device pointers, host pointers, VMM handles */
     uint8_t kind;  /* enum gt_mem_kind */
     uint8_t counted; /* made inside a capture window */
+    uint32_t site;   /* its call site's row (gt_callsites_alloc), 0 none */
 } gt_mem_block;
 
 typedef struct gt_block_map {
@@ -109,7 +110,12 @@ typedef struct gt_block_map {
     uint32_t count;
 } gt_block_map;
 
+struct gt_site_table;
+
 typedef struct gt_memory {
+    /* The report's call sites, told of each allocation and of its end
+     * (callsite_table.h); NULL: none. */
+    struct gt_site_table *sites;
     gt_mem_device *devices;
     uint32_t ndevices;
     gt_block_map live;
@@ -123,6 +129,7 @@ typedef struct gt_mem_leak {
     uint64_t bytes;
     uint64_t time;
     uint8_t kind;
+    uint32_t site; /* the label's string id of its call site, 0 none */
 } gt_mem_leak;
 
 /* The device row a record belongs to: its device, or GT_MEM_HOST_DEVICE

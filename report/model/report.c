@@ -5,6 +5,7 @@
 #include "counter_table.h"
 #include "checksum_list.h"
 #include "checksum_mode.h"
+#include "callsite_table.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "heap_table.h"
@@ -28,6 +29,7 @@ gt_report *gt_report_create(const gt_report_options *opt, const gt_strtab *names
                                      .gpu_timing = GT_GPU_TIMING_EVENTS};
     r->names = names;
     r->nvtx.memory = gt_report_enabled(r, GT_CAT_NVTX) && gt_report_enabled(r, GT_CAT_MEMORY);
+    r->memory.sites = &r->callsites;
     return r;
 }
 
@@ -43,6 +45,7 @@ void gt_report_destroy(gt_report *r)
     gt_counter_table_free(&r->counters);
     gt_heap_table_free(&r->heaps);
     gt_gpu_busy_free(&r->busy);
+    gt_callsites_free(&r->callsites);
     gt_idmap_free(&r->stream_threads);
     gt_checksums_free(&r->checksums);
     gt_loaded_free(r->loaded);
@@ -105,6 +108,7 @@ void gt_report_finish(gt_report *r, uint64_t end_ns)
 {
     gt_nvtx_finish(&r->nvtx, &r->tables[GT_CAT_NVTX], end_ns);
     gt_memory_finish(&r->memory);
+    gt_callsites_settle(&r->callsites);
 }
 
 void gt_report_work_recorded(const gt_report *r, char *buf, size_t cap)

@@ -59,6 +59,14 @@ void gt_report_destroy(gt_report *r);
  * categories. Records of one thread must come in that thread's order. */
 void gt_report_add(gt_report *r, const gt_event *ev);
 
+/* A call site (callsite_table.h), named by its label's string id, before
+ * the first record whose `site` is that id. Telling it again does nothing. */
+struct gt_site;
+void gt_report_add_site(gt_report *r, uint32_t label, const struct gt_site *site);
+
+/* GPUTRACE_CALLSITES as configured (JSON config.callsites); auto until set. */
+void gt_report_set_callsites_mode(gt_report *r, enum gt_callsites mode);
+
 /* What the recorder counted beside the tables (SPEC §10, §11: nothing is
  * lost silently): records that could not be stored (before the cut),
  * records made after the report's cut (`late`; of them, kernel launches,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "callsite_table.h"
 #include "format.h"
 #include "memory_table.h"
 #include "report.h"
@@ -35,6 +36,7 @@ void gt_report_snapshot(const gt_report *r, const gt_process_info *p, gt_snapsho
 void gt_report_settle(gt_report *r)
 {
     gt_memory_finish(&r->memory);
+    gt_callsites_settle(&r->callsites);
 }
 
 const char *gt_signal_name(int sig)

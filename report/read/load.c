@@ -149,7 +149,10 @@ static bool load_config(gt_loader *ld, const cJSON *doc)
     for (int t = 0; t < GT_GPU_TIMING_COUNT; t++)
         if (strcmp(timing, gt_gpu_timing_name(t)) == 0) opt->gpu_timing = t;
     const char *off = gt_load_string(ld, cfg, "gpu_timing_off_reason", NULL, "");
-    if (!off) return false;
+    const char *callsites = gt_load_string(ld, cfg, "callsites", NULL, "auto");
+    if (!off || !callsites) return false;
+    for (int c = 0; c < GT_CALLSITES_COUNT; c++)
+        if (strcmp(callsites, gt_callsites_name(c)) == 0) gt_report_set_callsites_mode(ld->r, c);
     gt_report_set_gpu_timing_off(ld->r, off);
     opt->categories = 0;
     for (const cJSON *c = cats->child; c; c = c->next) {
@@ -340,10 +343,10 @@ static void print_value(FILE *f, const cJSON *v)
 static bool keep_member(gt_loader *ld, const cJSON *m)
 {
     static const char *const known[] = {
-        "tool",    "schema",  "version",  "process",    "config",        "totals",
-        "kernels", "memcpy",  "memset",   "memory",     "compile",       "module",
-        "sync",    "nvtx",    "api",      "advice",     "nvtx_marks",    "anomalies",
-        "inputs",  "capture", "snapshot", "gpu_timing", "nvtx_counters", "checksums",
+        "tool",       "schema",        "version",    "process",   "config", "totals",  "kernels",
+        "memcpy",     "memset",        "memory",     "compile",   "module", "sync",    "nvtx",
+        "api",        "advice",        "nvtx_marks", "anomalies", "inputs", "capture", "snapshot",
+        "gpu_timing", "nvtx_counters", "checksums",  "callsites",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;
@@ -391,6 +394,8 @@ static bool load_document(gt_loader *ld, const cJSON *doc)
     if (!load_process(ld, doc) || !load_config(ld, doc) || !load_gpu_timing(ld, doc) ||
         !load_totals(ld, doc))
         return false;
+    ld->table = NULL;
+    if (!gt_load_callsites(ld, doc)) return false;
     ld->table = NULL;
     if (!gt_load_tables(ld, doc)) return false;
     ld->table = NULL;

@@ -65,6 +65,18 @@ bool gt_load_value_u64(gt_loader *ld, const cJSON *v, const char *key, uint64_t 
 /* An integer JSON number as uint64_t; false when not one. */
 bool gt_load_number_u64(const cJSON *v, uint64_t *out);
 
+/* An enum member written by name (name(i) for value i, i < count). */
+bool gt_load_enum(gt_loader *ld, const cJSON *row, const cJSON **h, const char *key,
+                  const char *(*name)(int), int count, uint32_t *out);
+/* The names of copy directions, host memory and memory kinds, for it. */
+const char *gt_load_dir_name(int i);
+const char *gt_load_host_name(int i);
+const char *gt_load_mem_kind_name(int i);
+
+/* The call sites, when the report has them (load_callsites.c); before the
+ * tables, whose leaks name their sites. */
+bool gt_load_callsites(gt_loader *ld, const cJSON *doc);
+
 /* The capture and the snapshot, when the report has them (load_capture.c). */
 bool gt_load_capture(gt_loader *ld, const cJSON *doc);
 

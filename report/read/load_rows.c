@@ -42,9 +42,8 @@ static bool load_stats(gt_loader *ld, const cJSON *row, const cJSON **rh, const 
     return true;
 }
 
-/* An enum member written by name (names[i] for value i). */
-static bool load_enum(gt_loader *ld, const cJSON *row, const cJSON **h, const char *key,
-                      const char *(*name)(int), int count, uint32_t *out)
+bool gt_load_enum(gt_loader *ld, const cJSON *row, const cJSON **h, const char *key,
+                  const char *(*name)(int), int count, uint32_t *out)
 {
     const char *s = gt_load_string(ld, row, key, h, NULL);
     if (!s) return false;
@@ -57,12 +56,12 @@ static bool load_enum(gt_loader *ld, const cJSON *row, const cJSON **h, const ch
     return gt_load_fail(ld, key, "not a value this gputrace knows");
 }
 
-static const char *dir_name(int i)
+const char *gt_load_dir_name(int i)
 {
     return gt_copy_dir_name((enum gt_copy_dir)i);
 }
 
-static const char *host_name(int i)
+const char *gt_load_host_name(int i)
 {
     return gt_host_mem_name((enum gt_host_mem)i);
 }
@@ -72,7 +71,7 @@ static const char *image_name(int i)
     return gt_image_kind_name((enum gt_image_kind)i);
 }
 
-static const char *mem_kind_name(int i)
+const char *gt_load_mem_kind_name(int i)
 {
     return gt_mem_kind_name((enum gt_mem_kind)i);
 }
@@ -128,8 +127,8 @@ static bool kernel_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row
 static bool memcpy_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
     bool async;
-    if (!load_enum(ld, row, h, "direction", dir_name, GT_DIR_COUNT, &key->f[0]) ||
-        !load_enum(ld, row, h, "host_memory", host_name, GT_HOST_COUNT, &key->f[1]) ||
+    if (!gt_load_enum(ld, row, h, "direction", gt_load_dir_name, GT_DIR_COUNT, &key->f[0]) ||
+        !gt_load_enum(ld, row, h, "host_memory", gt_load_host_name, GT_HOST_COUNT, &key->f[1]) ||
         !gt_load_bool_or(ld, row, "async", h, -1, &async))
         return false;
     key->f[2] = async;
@@ -188,7 +187,7 @@ static bool compile_fill(gt_loader *ld, const cJSON *row, const cJSON **h, gt_ro
 static bool module_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
 {
     return gt_load_name(ld, row, "api", h, &key->f[0]) &&
-           load_enum(ld, row, h, "kind", image_name, GT_IMAGE_COUNT, &key->f[1]);
+           gt_load_enum(ld, row, h, "kind", image_name, GT_IMAGE_COUNT, &key->f[1]);
 }
 
 static bool sync_key(gt_loader *ld, const cJSON *row, const cJSON **h, gt_row_key *key)
@@ -385,8 +384,10 @@ static bool load_leaks(gt_loader *ld, const cJSON *dev, int32_t device)
         uint64_t at = 0;
         const cJSON *h = NULL;
         if (!gt_load_u64(ld, e, "bytes", &h, &leak.bytes) ||
-            !load_enum(ld, e, &h, "kind", mem_kind_name, GT_MEM_COUNT, &kind) ||
+            !gt_load_enum(ld, e, &h, "kind", gt_load_mem_kind_name, GT_MEM_COUNT, &kind) ||
             !gt_load_u64(ld, e, "at_ns", &h, &at))
+            return false;
+        if (gt_load_member(e, "site", NULL) && !gt_load_name(ld, e, "site", NULL, &leak.site))
             return false;
         leak.kind = (uint8_t)kind;
         leak.time = at > UINT64_MAX - start ? UINT64_MAX : start + at;

@@ -10,6 +10,7 @@
 #include "aggregate.h"
 #include "loaded.h"
 #include "advice.h"
+#include "callsite_table.h"
 #include "event.h"
 #include "gpu_busy.h"
 #include "memory_table.h"
@@ -333,6 +334,15 @@ static bool merge_memory(merge_ctx *m, gt_report *const *in)
 /* Marks summed by (domain, name), their times from each input's start
  * moved to the merged report's start (as the leaks' are): the earliest
  * first and the latest last across the inputs. */
+/* Every input's call sites (before the memory: its leaks name them). */
+static bool merge_callsites(merge_ctx *m, gt_report *const *in)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (gt_callsites_merge(&m->out->callsites, &in[i]->callsites) != 0)
+            return fail(m, "out of memory");
+    return true;
+}
+
 static bool merge_marks(merge_ctx *m, gt_report *const *in)
 {
     uint64_t origin = m->l->process.start_ns;
@@ -590,7 +600,8 @@ gt_report *gt_report_merge(gt_report *const *in, const char *const *files, size_
     }
     for (unsigned c = 0; ok && c < GT_CAT_COUNT; c++)
         ok = finish_category(&m, c);
-    ok = ok && merge_memory(&m, in) && merge_marks(&m, in) && merge_counters_heaps(&m, in);
+    ok = ok && merge_callsites(&m, in) && merge_memory(&m, in) && merge_marks(&m, in) &&
+         merge_counters_heaps(&m, in);
     if (ok) merge_timing_off(&m, in);
     if (ok) merge_gpu_source(&m, in);
     if (ok) merge_advice(&m, in);

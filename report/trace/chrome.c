@@ -98,7 +98,8 @@ static void put_named_arg(gt_timeline *tl, const char **sep, const char *key, ui
 /* A host call on its thread. Its args say what no GPU slice says (the
  * trace's size is mostly names and numbers): the bytes it moved or
  * allocated and the kernel it launched, unless its GPU slice has them;
- * the program compiled; the error of a failed call. */
+ * the program compiled; the error of a failed call; the call site
+ * (callsite_table.h) of a launch, copy, memset or allocation. */
 /* `,"bind_id":N,"flow_out":true` (or flow_in): the flow (Trace Event
  * Format flow v2, bound to the X event that carries it) from a launching
  * call to its GPU slice. */
@@ -123,7 +124,8 @@ static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follo
         (ev->kind == GT_EV_KERNEL || ev->kind == GT_EV_GRAPH) && ev->name && !gpu_slice_follows;
     bool program = ev->kind == GT_EV_COMPILE && ev->name;
     bool bytes = gt_timeline_has_bytes(ev->kind) && !gpu_slice_follows, failed = ev->result != 0;
-    if (!kernel && !program && !bytes && !failed) {
+    bool site = ev->site && ev->site != GT_SITE_SKIPPED;
+    if (!kernel && !program && !bytes && !failed && !site) {
         close_event(tl, GT_PUT(p, "}"));
         return;
     }
@@ -143,6 +145,7 @@ static void host_slice(gt_timeline *tl, const gt_event *ev, bool gpu_slice_follo
     close_event(tl, p);
     if (kernel || program) put_named_arg(tl, &sep, kernel ? "kernel" : "program", ev->name);
     if (failed && ev->error) put_named_arg(tl, &sep, "error", ev->error);
+    if (site) put_named_arg(tl, &sep, "site", GT_SITE_ID(ev->site));
     gt_outbuf_write(&tl->common.file, "}}", 2);
 }
 

@@ -51,8 +51,9 @@ static void slice(pf_event *e, uint64_t ts, uint64_t name, enum gt_category c)
 
 /* A host call on its thread. Its annotations say what no GPU slice says:
  * the bytes it moved or took and the kernel it launched, unless its GPU
- * slice has them; the program compiled; the error of a failed call. A
- * launch whose GPU slice follows starts the flow to it. */
+ * slice has them; the program compiled; the error of a failed call; the
+ * call site of a launch, copy, memset or allocation. A launch whose GPU
+ * slice follows starts the flow to it. */
 static void host_slice(gt_pftrace *t, const gt_event *ev, bool gpu_slice_follows, uint64_t flow)
 {
     if (!ev->api) return;
@@ -72,6 +73,7 @@ static void host_slice(gt_pftrace *t, const gt_event *ev, bool gpu_slice_follows
     else if (ev->result)
         add_text(&e, PF_ARG_ERROR, number,
                  (size_t)snprintf(number, sizeof number, "%d", (int)ev->result));
+    if (ev->site && ev->site != GT_SITE_SKIPPED) add_string(&e, PF_ARG_SITE, GT_SITE_ID(ev->site));
     gt_pf_event(t, seq, &e);
     gt_pf_end(t, seq, ev->host_end > ev->host_start ? ev->host_end : ev->host_start);
 }

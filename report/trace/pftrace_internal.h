@@ -98,6 +98,7 @@ enum pf_arg_name {
     PF_ARG_DOMAIN,
     PF_ARG_CATEGORY,
     PF_ARG_COLOR,
+    PF_ARG_SITE,
     PF_ARG_COUNT
 };
 

@@ -29,7 +29,7 @@ static const char *const arg_names[PF_ARG_COUNT] = {
     [PF_ARG_GRID] = "grid",   [PF_ARG_BLOCK] = "block",   [PF_ARG_SHARED] = "shared memory",
     [PF_ARG_BYTES] = "bytes", [PF_ARG_KERNEL] = "kernel", [PF_ARG_PROGRAM] = "program",
     [PF_ARG_ERROR] = "error", [PF_ARG_DOMAIN] = "domain", [PF_ARG_CATEGORY] = "category",
-    [PF_ARG_COLOR] = "color",
+    [PF_ARG_COLOR] = "color", [PF_ARG_SITE] = "site",
 };
 
 /* --- the interning cache: which sequence was given which iid ---------- */

@@ -10,13 +10,17 @@
  * record with a scattering hash, and whole-table scans on removal with
  * the id as its own hash.)
  *
- * Bounded: `slots` entries, from an eighth of GPUTRACE_BUFFER_MB. An entry
- * normally leaves when the record of its call takes it. One that no call
- * takes (the call's record was dropped, or made inside the shim) stays
- * until an id `slots` later needs the slot: it is then pushed out and
- * counted, and the slot remembers the id it pushed out, so that a call
- * asking for it later is told its records are gone rather than left to
- * wait for them.
+ * Bounded: `slots` entries and an eighth as many overflow slots, from an
+ * eighth of GPUTRACE_BUFFER_MB. An entry normally leaves when the record
+ * of its call takes it. One still there when an id `slots` later needs
+ * its slot moves to the overflow slots, direct-mapped too: a thread that
+ * lost its core right after its calls leaves up to a chunk of records
+ * unpublished while the other threads make a whole table's worth of
+ * calls, and those entries must wait for it. One that no call takes (the
+ * call's record was dropped, or made inside the shim) is pushed out of
+ * the overflow by the next one that needs its place, and counted; its
+ * main slot remembers the id pushed out, so that a call asking for it
+ * later is told its records are gone rather than left to wait for them.
  *
  * A graph launch's kernel nodes hang off its entry in a list through a
  * node store, bounded as the entries are; a node past the bound is
@@ -28,9 +32,11 @@
 
 #define SLOTS_MIN 4096u
 #define SLOTS_MAX (1u << 22)
+#define OVERFLOW_SHARE 8u
 
 static gt_cupti_entry *table;        /* n_slots entries */
 static uint32_t n_slots = SLOTS_MIN; /* a power of two */
+static gt_cupti_entry *overflow;     /* n_slots / OVERFLOW_SHARE entries */
 static uint32_t count;
 static uint64_t evicted;
 static gt_cupti_node *node_store; /* n_slots nodes */
@@ -41,7 +47,9 @@ static int unavailable; /* no memory for the table: every record is counted evic
 
 void gt_cupti_table_init(size_t event_buffer_bytes)
 {
-    size_t want = event_buffer_bytes / 8 / (sizeof(gt_cupti_entry) + sizeof(gt_cupti_node));
+    size_t per_slot =
+        sizeof(gt_cupti_entry) + sizeof(gt_cupti_entry) / OVERFLOW_SHARE + sizeof(gt_cupti_node);
+    size_t want = event_buffer_bytes / 8 / per_slot;
     uint32_t n = SLOTS_MIN;
     while (n < SLOTS_MAX && (size_t)n * 2 <= want)
         n *= 2;
@@ -53,11 +61,14 @@ static int ensure(void)
     if (table) return 0;
     if (unavailable) return -1;
     table = calloc(n_slots, sizeof *table);
+    overflow = calloc(n_slots / OVERFLOW_SHARE, sizeof *overflow);
     node_store = malloc((size_t)n_slots * sizeof *node_store);
-    if (!table || !node_store) {
+    if (!table || !overflow || !node_store) {
         free(table);
+        free(overflow);
         free(node_store);
         table = NULL;
+        overflow = NULL;
         node_store = NULL;
         unavailable = 1;
         return -1;
@@ -68,6 +79,11 @@ static int ensure(void)
 static inline gt_cupti_entry *slot_of(uint32_t corr)
 {
     return &table[corr & (n_slots - 1)];
+}
+
+static inline gt_cupti_entry *overflow_of(uint32_t corr)
+{
+    return &overflow[corr & (n_slots / OVERFLOW_SHARE - 1)];
 }
 
 static void free_nodes(uint32_t list)
@@ -81,12 +97,26 @@ static void free_nodes(uint32_t list)
     }
 }
 
-/* Empties e's slot; `pushed_out`: the id it held is remembered as gone. */
-static void clear(gt_cupti_entry *e, int pushed_out)
+/* Empties e's slot (main or overflow). */
+static void clear(gt_cupti_entry *e)
 {
-    uint32_t gone = pushed_out ? e->corr : e->pushed_out;
-    *e = (gt_cupti_entry){.pushed_out = gone};
+    *e = (gt_cupti_entry){.pushed_out = e->pushed_out};
     count--;
+}
+
+/* Makes room in corr's main slot: a live entry there moves to the
+ * overflow, pushing out the one it finds there. */
+static void make_room(gt_cupti_entry *e)
+{
+    gt_cupti_entry *o = overflow_of(e->corr);
+    if (o->corr) {
+        free_nodes(o->nodes);
+        slot_of(o->corr)->pushed_out = o->corr;
+        clear(o);
+        evicted++;
+    }
+    *o = *e;
+    *e = (gt_cupti_entry){.pushed_out = e->pushed_out};
 }
 
 void gt_cupti_table_add(uint32_t corr, uint64_t start, uint64_t end, uint16_t device,
@@ -98,12 +128,9 @@ void gt_cupti_table_add(uint32_t corr, uint64_t start, uint64_t end, uint16_t de
         return;
     }
     gt_cupti_entry *e = slot_of(corr);
+    if (e->corr != corr && overflow_of(corr)->corr == corr) e = overflow_of(corr);
     if (e->corr != corr) {
-        if (e->corr) {
-            free_nodes(e->nodes);
-            clear(e, 1);
-            evicted++;
-        }
+        if (e->corr) make_room(e);
         *e = (gt_cupti_entry){.corr = corr, .device = device, .pushed_out = e->pushed_out};
         count++;
     }
@@ -122,6 +149,8 @@ const gt_cupti_entry *gt_cupti_table_find(uint32_t corr)
 {
     if (!table || !corr) return NULL;
     gt_cupti_entry *e = slot_of(corr);
+    if (e->corr == corr) return e;
+    e = overflow_of(corr);
     return e->corr == corr ? e : NULL;
 }
 
@@ -157,7 +186,7 @@ void gt_cupti_table_remove(uint32_t corr, uint32_t *nodes)
         *nodes = e->nodes;
     else
         free_nodes(e->nodes);
-    clear(e, 0);
+    clear(e);
 }
 
 int gt_cupti_table_take_node(uint32_t *list, gt_cupti_node *out)
@@ -194,6 +223,7 @@ size_t gt_cupti_table_slots(void)
 void gt_cupti_table_free(void)
 {
     free(table);
+    free(overflow);
     free(node_store);
     gt_cupti_table_forget();
 }
@@ -201,6 +231,7 @@ void gt_cupti_table_free(void)
 void gt_cupti_table_forget(void)
 {
     table = NULL;
+    overflow = NULL;
     node_store = NULL;
     node_free = nodes_made = 0;
     count = 0;

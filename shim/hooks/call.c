@@ -16,6 +16,7 @@
 #include "hook.h"
 
 #include "checksum.h"
+#include "callsite.h"
 
 __thread gt_rt_detail *gt_rt_current __attribute__((tls_model("initial-exec")));
 
@@ -210,9 +211,10 @@ static inline __attribute__((always_inline)) void describe(const gt_call *c, CUr
     }
 }
 
-/* The record of a call: the call's own part. Only the KEEP wrappers
- * (hook.h) make records outside a capture window, and a call whose window
- * closed while it ran ends outside it too. */
+/* The record of a call: the call's own part, and where it was made from
+ * (callsite.h). Only the KEEP wrappers (hook.h) make records outside a
+ * capture window, and a call whose window closed while it ran ends
+ * outside it too. */
 static inline void finish(gt_event *ev, const gt_call *c, int32_t result, uint64_t t1)
 {
     ev->api = gt_hook_api(c->hook);
@@ -220,6 +222,7 @@ static inline void finish(gt_event *ev, const gt_call *c, int32_t result, uint64
     ev->host_start = c->t0;
     ev->host_end = t1;
     if (GT_UNLIKELY(!gt_capture_open())) ev->flags |= GT_EVF_UNCAPTURED;
+    gt_callsite_note(ev);
 }
 
 /* Hands the pair to the record (or lets it go), or with CUPTI the

@@ -5,6 +5,7 @@
 #include "collect.h"
 
 #include "aggregate.h"
+#include "callsite_table.h"
 #include "capture_window.h"
 #include "clock.h"
 #include "compiler.h"
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 static _Atomic(gt_error_namer) error_namer; /* release by the setter, acquire here */
+static _Atomic(gt_site_namer) site_namer;   /* release by the setter, acquire here */
 static gt_report *report;                   /* draining thread only */
 static gt_trace trace = GT_TRACE_NONE;      /* draining thread only */
 static uint64_t windows_seen;  /* capture windows the report knows of; draining thread only */
@@ -39,6 +41,11 @@ static size_t debug_len;
 void gt_collect_set_error_namer(gt_error_namer fn)
 {
     atomic_store_explicit(&error_namer, fn, memory_order_release);
+}
+
+void gt_collect_set_site_namer(gt_site_namer fn)
+{
+    atomic_store_explicit(&site_namer, fn, memory_order_release);
 }
 
 void gt_collect_reset(void)
@@ -76,6 +83,7 @@ gt_report *gt_collect_report(void)
     report = gt_report_create(&opt, gt_names());
     if (report) {
         gt_report_set_checksum_mode(report, gt_cfg.checksum);
+        gt_report_set_callsites_mode(report, gt_cfg.callsites);
         gt_memory *m = gt_report_enabled(report, GT_CAT_MEMORY) ? &report->memory : NULL;
         gt_emit_start_trace(&trace, &gt_cfg, gt_names(), gt_process_start_ns, m);
     }
@@ -136,6 +144,18 @@ static void to_ns(gt_event *ev)
     if (ev->host_end && ev->host_end < ev->host_start) ev->host_end = ev->host_start;
 }
 
+/* The record's stack id becomes the string id of its site's label, as
+ * event.h says, and the report learns of the site. */
+static void name_site(gt_report *r, gt_event *ev)
+{
+    if (ev->site == GT_SITE_SKIPPED) return;
+    gt_site_namer namer = atomic_load_explicit(&site_namer, memory_order_acquire);
+    const gt_site *site = NULL;
+    uint32_t label = namer ? namer(GT_SITE_ID(ev->site), &site) : 0;
+    if (label && r) gt_report_add_site(r, label, site);
+    ev->site = label ? label | (ev->site & GT_SITE_SAMPLED) : 0;
+}
+
 /* Late records: the tables and the trace (which shows what the tables
  * count) take none; the memory table follows allocations to their end.
  * The rest is passed over at once: the final report may have a backlog of
@@ -146,6 +166,7 @@ static void collect_late(gt_report *r, gt_event *ev, uint32_t n, int debug)
         late_gpu_work += gt_kind_is_gpu_work(ev->kind);
         if (!gt_kind_moves_memory(ev->kind) && !debug) continue;
         to_ns(ev);
+        if (ev->site) name_site(r, ev);
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (r) gt_report_add_after_cut(r, ev);
     }
@@ -165,6 +186,7 @@ void gt_collect_records(gt_event *ev, uint32_t n, void *ctx)
     for (gt_event *end = ev + n; ev < end; ev++) {
         to_ns(ev);
         if (ev->result && !ev->error && namer) ev->error = namer(ev);
+        if (ev->site) name_site(r, ev);
         if (GT_UNLIKELY(debug)) debug_event(ev);
         if (!r) continue;
         gt_report_add(r, ev);

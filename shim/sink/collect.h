@@ -15,6 +15,13 @@
 typedef uint32_t (*gt_error_namer)(const gt_event *ev);
 void gt_collect_set_error_namer(gt_error_namer fn);
 
+/* Names a record's call site (callsite_table.h) from the stack id its
+ * `site` holds: the label's string id (0 when none) and the site; set by
+ * the call site code (shim/callsite). */
+struct gt_site;
+typedef uint32_t (*gt_site_namer)(uint32_t stack_id, const struct gt_site **site);
+void gt_collect_set_site_namer(gt_site_namer fn);
+
 void gt_collect_reset(void);   /* a fresh report; the old one is abandoned (fork child) */
 void gt_collect_release(void); /* a fresh report; the old one is freed (no drain running) */
 void gt_collect_records(gt_event *ev, uint32_t n, void *ctx); /* params.consume */

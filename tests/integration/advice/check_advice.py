@@ -97,11 +97,13 @@ def copy_re(e):
 def check_message(rule, message, e):
     """The worst example the program made, as the rule must name it."""
     m = message
+    # The worst copy's call site: the program's function named as the rule.
+    site = rf" from advice_prog\.c:\d+ in {rule.replace('-', '_')}"
     if rule == "pageable-async-memcpy":
-        check(re.search(rf"Largest: {copy_re(e)}\.", m),
+        check(re.search(rf"Largest: {copy_re(e)}{site}\.", m),
               f"{rule}: the largest copy is not named: {m}")
     elif rule == "sync-memcpy":
-        found = re.search(rf"Longest: {copy_re(e)}, ([0-9.]+ \S+)\.", m)
+        found = re.search(rf"Longest: {copy_re(e)}, ([0-9.]+ \S+){site}\.", m)
         if check(found, f"{rule}: the longest copy is not named: {m}"):
             took, want = parse_ns(found.group(1)), int(e["bytes"]) / RATES["pageable"]
             check(abs(took - want) <= 0.01 * want,
@@ -143,7 +145,8 @@ def check_message(rule, message, e):
         check(not others, f"{rule}: PTX {e['source']}: other fixes given too: {others}")
     elif rule == "leak":
         check(f"({format_bytes(int(e['bytes']))})" in m, f"{rule}: leaked bytes not said: {m}")
-        check(f"Largest: {format_bytes(int(e['largest']))} on device 0." in m,
+        check(re.search(rf"Largest: {re.escape(format_bytes(int(e['largest'])))} on device 0"
+                        rf" from advice_prog\.c:\d+ in \w+\.", m),
               f"{rule}: the largest leak is not named: {m}")
 
 

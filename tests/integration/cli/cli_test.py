@@ -111,6 +111,12 @@ def case_mapping():
     check(rc == 0 and err == "", f"capture options: status {rc}, stderr {err!r}")
     check(v["GPUTRACE_CAPTURE"] == "nvtx:train step@my lib" and v["GPUTRACE_DELAY"] == "2.5" and
           v["GPUTRACE_DURATION"] == "0.75" and v["GPUTRACE_INTERVAL"] == "10", v)
+    # Call sites; a mode it does not know is a usage error.
+    rc, out, err = run(["--callsites", "native", SHOW_ENV, "print"])
+    check(rc == 0 and variables(out)["GPUTRACE_CALLSITES"] == "native", f"--callsites: {out}")
+    rc, out, err = run(["--callsites", "lines", SHOW_ENV, "print"])
+    check(rc == 2 and "--callsites" in err and "auto, python, native, all or off" in err,
+          f"--callsites lines: status {rc}, stderr {err!r}")
     rc, out, _ = run([SHOW_ENV, "print"])
     v = variables(out)
     check(all(v[k] == "(unset)" for k in ("GPUTRACE_CAPTURE", "GPUTRACE_DELAY",

@@ -57,6 +57,8 @@ static void assert_defaults_except(const gt_config *c, enum gt_config_var except
     if (except != GT_VAR_INTERVAL) assert_int_equal(c->interval_ns, 0);
     if (except != GT_VAR_CUPTI_PATH) assert_string_equal(c->cupti_path, "");
     if (except != GT_VAR_CHECKSUM) assert_int_equal(c->checksum.kind, GT_CHECKSUM_OFF);
+    if (except != GT_VAR_CALLSITES) assert_int_equal(c->callsites, GT_CALLSITES_AUTO);
+    if (except != GT_VAR_CALLSITES_SKIP) assert_string_equal(c->callsites_skip, "");
 }
 
 /* The value is rejected: defaults everywhere and exactly this warning. */
@@ -227,6 +229,36 @@ static void test_checksum(void **state)
     static const char *const bad[] = {"on", "dtoh:f32:24", "dtoh,off", "dtoh:f64"};
     assert_all_rejected("GPUTRACE_CHECKSUM", bad, sizeof bad / sizeof bad[0],
                         "off, dtoh, dtoh:f32:BITS (BITS 1-23) or dtoh:f64:BITS (BITS 1-52)");
+}
+
+static void test_callsites(void **state)
+{
+    (void)state;
+    assert_accepted("GPUTRACE_CALLSITES", "native");
+    assert_int_equal(cfg.callsites, GT_CALLSITES_NATIVE);
+    assert_defaults_except(&cfg, GT_VAR_CALLSITES);
+    assert_accepted("GPUTRACE_CALLSITES", " Python ");
+    assert_int_equal(cfg.callsites, GT_CALLSITES_PYTHON);
+    assert_accepted("GPUTRACE_CALLSITES", "off");
+    assert_int_equal(cfg.callsites, GT_CALLSITES_OFF);
+    assert_rejected("GPUTRACE_CALLSITES", "lines",
+                    "gputrace: warning: GPUTRACE_CALLSITES='lines' ignored: expected auto, python, "
+                    "native, all or off");
+
+    assert_accepted("GPUTRACE_CALLSITES_SKIP", "mylib, mylib.kernels,helpers_2");
+    assert_string_equal(cfg.callsites_skip, "mylib,mylib.kernels,helpers_2");
+    assert_defaults_except(&cfg, GT_VAR_CALLSITES_SKIP);
+    static const char *const bad[] = {"my lib", ".mylib", "mylib.", "my..lib", "my/lib"};
+    REJECTED("GPUTRACE_CALLSITES_SKIP", bad,
+             "a comma list of Python package names (letters, digits, _ and ., as numba or "
+             "mylib.kernels), shorter than 1024 bytes");
+    static char longest[GT_CALLSITES_SKIP_MAX + 1];
+    memset(longest, 'p', GT_CALLSITES_SKIP_MAX - 1);
+    assert_accepted("GPUTRACE_CALLSITES_SKIP", longest);
+    assert_int_equal(strlen(cfg.callsites_skip), GT_CALLSITES_SKIP_MAX - 1);
+    longest[GT_CALLSITES_SKIP_MAX - 1] = 'p';
+    assert_int_equal(parse1("GPUTRACE_CALLSITES_SKIP", longest)->n_warnings, 1);
+    assert_defaults_except(&cfg, GT_VAR_COUNT);
 }
 
 static void test_output_and_log_paths(void **state)
@@ -474,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_truncation_keeps_characters_whole),
         cmocka_unit_test(test_capture),
         cmocka_unit_test(test_checksum),
+        cmocka_unit_test(test_callsites),
         cmocka_unit_test(test_seconds),
         cmocka_unit_test(test_one_warning_per_bad_variable),
     };

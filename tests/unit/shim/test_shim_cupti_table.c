@@ -1,9 +1,10 @@
 /* The CUPTI correlation table (shim/gpu/cupti_table.c): records fold into
  * their call's entry (span the union, untimed and running counted), an
- * entry leaves when its call takes it, an id `slots` later pushes an
- * untaken one out (counted, and remembered as pushed out), a graph
- * launch's nodes hang off its entry within the bound, and a backlog of
- * sequential ids as large as the table stays whole. */
+ * entry leaves when its call takes it, an id `slots` later moves an
+ * untaken one to the overflow and the next one there pushes it out
+ * (counted, and remembered as pushed out), a graph launch's nodes hang off
+ * its entry within the bound, and a backlog of sequential ids as large as
+ * the table and its overflow stays whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,38 +84,57 @@ static void test_a_taken_entry_leaves_and_its_slot_is_reused(void **state)
     assert_int_equal(gt_cupti_table_evicted(), evicted);
 }
 
-static void test_an_untaken_entry_is_pushed_out_an_id_cycle_later(void **state)
+/* An id a cycle later moves the untaken entry to the overflow, where it
+ * waits for its call (a thread that lost its core with records not yet
+ * published); the next entry that needs its overflow slot pushes it out. */
+static void test_an_untaken_entry_is_pushed_out_two_id_cycles_later(void **state)
 {
     (void)state;
     uint64_t evicted = gt_cupti_table_evicted();
     gt_cupti_table_add(21, 10, 20, 0, 1, 0);
     gt_cupti_table_add(21 + slots, 30, 40, 0, 1, 0);
+    assert_int_equal(gt_cupti_table_find(21)->start, 10);
+    assert_int_equal(gt_cupti_table_find(21 + slots)->start, 30);
+    assert_false(gt_cupti_table_pushed_out(21));
+    assert_int_equal(gt_cupti_table_evicted(), evicted);
+    assert_int_equal(gt_cupti_table_count(), 2);
+    /* A record of the moved entry's call still folds into it. */
+    gt_cupti_table_add(21, 5, 25, 0, 1, 0);
+    assert_int_equal(gt_cupti_table_find(21)->start, 5);
+    assert_int_equal(gt_cupti_table_find(21)->records, 2);
+    assert_int_equal(gt_cupti_table_count(), 2);
+
+    gt_cupti_table_add(21 + 2 * slots, 50, 60, 0, 1, 0);
     assert_null(gt_cupti_table_find(21));
     assert_true(gt_cupti_table_pushed_out(21));
     assert_false(gt_cupti_table_pushed_out(21 + slots));
     assert_int_equal(gt_cupti_table_find(21 + slots)->start, 30);
+    assert_int_equal(gt_cupti_table_find(21 + 2 * slots)->start, 50);
     assert_int_equal(gt_cupti_table_evicted(), evicted + 1);
-    assert_int_equal(gt_cupti_table_count(), 1);
-    /* Taking the newer one keeps the memory of the one pushed out. */
+    assert_int_equal(gt_cupti_table_count(), 2);
+    /* Taking the others keeps the memory of the one pushed out. */
     gt_cupti_table_remove(21 + slots, NULL);
+    gt_cupti_table_remove(21 + 2 * slots, NULL);
+    assert_int_equal(gt_cupti_table_count(), 0);
     assert_true(gt_cupti_table_pushed_out(21));
 }
 
-/* A drain behind by a whole table of sequential ids loses none of them;
- * one more id pushes out exactly the oldest. */
+/* A drain behind by a whole table and its overflow of sequential ids
+ * loses none of them; one more id pushes out exactly the oldest. */
 static void test_a_backlog_of_sequential_ids_fills_the_table_whole(void **state)
 {
     (void)state;
-    uint32_t first = 1000;
+    uint32_t first = 1000, whole = slots + slots / 8;
     uint64_t evicted = gt_cupti_table_evicted();
-    for (uint32_t i = 0; i < slots; i++)
+    for (uint32_t i = 0; i < whole; i++)
         gt_cupti_table_add(first + i, 100 + i, 200 + i, 0, 1, 0);
-    assert_int_equal(gt_cupti_table_count(), slots);
+    assert_int_equal(gt_cupti_table_count(), whole);
     assert_int_equal(gt_cupti_table_evicted(), evicted);
-    gt_cupti_table_add(first + slots, 1, 2, 0, 1, 0);
+    gt_cupti_table_add(first + whole, 1, 2, 0, 1, 0);
     assert_int_equal(gt_cupti_table_evicted(), evicted + 1);
     assert_true(gt_cupti_table_pushed_out(first));
-    for (uint32_t i = 1; i <= slots; i++) {
+    assert_null(gt_cupti_table_find(first));
+    for (uint32_t i = 1; i <= whole; i++) {
         const gt_cupti_entry *e = gt_cupti_table_find(first + i);
         assert_non_null(e);
         gt_cupti_table_remove(first + i, NULL);
@@ -163,8 +183,11 @@ static void test_the_bound_follows_the_event_buffers(void **state)
     size_t big = gt_cupti_table_slots();
     assert_true(big > slots);
     assert_true((big & (big - 1)) == 0);
-    /* An eighth of the buffers at most, nodes included. */
-    assert_true(big * (sizeof(gt_cupti_entry) + sizeof(gt_cupti_node)) <= ((size_t)64 << 20) / 8);
+    /* An eighth of the buffers at most, the overflow and nodes included. */
+    assert_true(big * (sizeof(gt_cupti_entry) + sizeof(gt_cupti_node)) +
+                    big / 8 * sizeof(gt_cupti_entry) <=
+                ((size_t)64 << 20) / 8);
+    assert_int_equal(big, 65536); /* the bound the documentation gives */
 }
 
 int main(void)
@@ -174,7 +197,7 @@ int main(void)
         cmocka_unit_test_setup(test_untimed_records_are_counted_and_running_only_when_forced,
                                setup),
         cmocka_unit_test_setup(test_a_taken_entry_leaves_and_its_slot_is_reused, setup),
-        cmocka_unit_test_setup(test_an_untaken_entry_is_pushed_out_an_id_cycle_later, setup),
+        cmocka_unit_test_setup(test_an_untaken_entry_is_pushed_out_two_id_cycles_later, setup),
         cmocka_unit_test_setup(test_a_backlog_of_sequential_ids_fills_the_table_whole, setup),
         cmocka_unit_test_setup(test_graph_nodes_follow_their_launch_within_the_bound, setup),
         cmocka_unit_test_setup(test_the_bound_follows_the_event_buffers, setup),

@@ -314,7 +314,7 @@ def case_memory():
         leak = [a for a in r["advice"] if a["rule"] == "leak"]
         check(len(leak) == 1 and leak[0]["count"] == 1 and
               "still held when the process ended" in leak[0]["message"] and
-              "Largest: 5.00 MiB on device 0." in leak[0]["message"],
+              "Largest: 5.00 MiB on device 0 from exitpath_prog.c:" in leak[0]["message"],
               f"memory: leak advice {leak}")
     check(re.search(r"^ +Device +Allocs +Frees +Current +Peak +Leaked +Released$", err,
                     flags=re.M) and re.search(r"^ +GPU 0 +7 +4 +5\.00 MiB +22\.0 MiB +1 \(5\.00 "
