@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,4 +55,16 @@ void gt_cli_child_summary_print(pid_t pid)
     }
     close(fd);
     unlink(path);
+}
+
+void gt_cli_say_if_no_cuda(const char *program, pid_t pid)
+{
+    if (pid <= 0 || !gt_cli_private_dir()[0]) return;
+    char mark[PATH_MAX];
+    struct stat st;
+    snprintf(mark, sizeof mark, "%s/%s", gt_cli_private_dir(), GT_CUDA_MARK_NAME);
+    if (lstat(mark, &st) == 0) return;
+    const char *slash = strrchr(program, '/');
+    gt_cli_error("%s (pid %d) made no CUDA calls; nothing recorded", slash ? slash + 1 : program,
+                 (int)pid);
 }

@@ -77,10 +77,20 @@ void gt_cli_snapshots_end(const gt_config *cfg, pid_t pid, int status);
  * none could be made. */
 const char *gt_cli_private_dir(void);
 
+/* output_check.c: whether the directory of the report files' template
+ * (absolute) can take them, before the program starts; -1, with a message
+ * unless quiet, when it cannot. A directory named by %p or %n is checked
+ * only when the files are written. */
+int gt_cli_check_output_dir(const char *tmpl, int quiet);
+
 /* child_summary.c: in the child before its exec, where the library leaves
  * the summary of this process (it keeps the pid through the exec); after
  * the run, that summary printed on the log, if the child left one. */
 void gt_cli_child_summary_name(void);
 void gt_cli_child_summary_print(pid_t pid);
+/* After the run: one line when no process under the command made a CUDA
+ * call (the library marks the private directory at the first), so that a
+ * run with nothing to show is not silent; nothing without the directory. */
+void gt_cli_say_if_no_cuda(const char *program, pid_t pid);
 
 #endif

@@ -20,13 +20,17 @@ static const char usage[] =
     "Compares two gputrace JSON reports: rows matched by kernel name, copy kind,\n"
     "NVTX range, entry point..., with calls, total and average time before and\n"
     "after, the change of the total and a verdict: slower, faster (changed by\n"
-    "more than the threshold), same, new or gone. The header compares wall time\n"
-    "and GPU busy time.\n"
+    "more than the threshold), same, new, gone, or moved (grew while other rows\n"
+    "of its table shrank and the table's total did not grow). The headline is\n"
+    "the change of the GPU busy time; the header also compares wall time.\n"
     "\n"
     "options:\n"
     "      --threshold PCT     a total within +-PCT % is the same (default 5)\n"
-    "      --min-ns NS         rows whose new total is under NS ns never fail (default 0)\n"
-    "  -c, --categories LIST   compare only these categories (default all)\n"
+    "      --min-ns NS         rows whose new total is under NS ns never fail, nor does a\n"
+    "                          GPU busy time grown by less (default 1% of the base's GPU\n"
+    "                          busy time, at least 20 us)\n"
+    "  -c, --categories LIST   compare these categories (default kernel,memcpy,memset:\n"
+    "                          GPU-timed; all for every table)\n"
     "  -f, --format FORMAT     text (the rows that changed), json or csv (every row)\n"
     "      --all               text: list the rows that stayed the same too\n"
     "      --help              print this help\n"
@@ -34,15 +38,17 @@ static const char usage[] =
     "examples:\n"
     "  gputrace diff yesterday.json today.json\n"
     "  gputrace diff base.json new.json -c kernel,memcpy --threshold 10 --min-ns 100000\n"
+    "  gputrace diff base.json new.json -c all     # host-timed tables too\n"
     "\n"
     "Checksums: when both runs hashed what their device-to-host copies brought back\n"
     "(GPUTRACE_CHECKSUM, --checksum), the copies are matched by thread and order and\n"
     "the first one whose data differs is named.\n"
     "\n"
     "Exit status: 0 when no row got slower than the threshold (and no new row\n"
-    "appeared) above --min-ns, 1 when one did, 2 when an input or an option is wrong,\n"
-    "3 when a copy brought back other data than in BASE, 4 when the copies cannot be\n"
-    "compared (other counts or sizes, another checksum mode). 3 and 4 come before 1.\n";
+    "appeared) above --min-ns and the GPU busy time did not grow past it, 1 when\n"
+    "one did, 2 when an input or an option is wrong, 3 when a copy brought back\n"
+    "other data than in BASE, 4 when the copies cannot be compared (other counts\n"
+    "or sizes, another checksum mode). 3 and 4 come before 1.\n";
 
 enum { OPT_THRESHOLD = 256, OPT_MIN_NS, OPT_ALL };
 
@@ -83,7 +89,7 @@ static int write_diff(const gt_diff *d, unsigned formats, bool all)
 {
     int rc = -1;
     if (formats == GT_FMT_BIT(GT_OUTPUT_TEXT))
-        rc = gt_diff_write_text(d, all, stdout);
+        rc = gt_diff_write_text(d, all, gt_cli_columns(), stdout);
     else if (formats == GT_FMT_BIT(GT_OUTPUT_JSON))
         rc = gt_diff_write_json(d, stdout);
     else if (formats == GT_FMT_BIT(GT_OUTPUT_CSV))
@@ -96,7 +102,8 @@ static int write_diff(const gt_diff *d, unsigned formats, bool all)
 int gt_cli_diff(int argc, char **argv)
 {
     static gt_config cfg; /* large (paths): not on the stack */
-    gt_diff_options o = {GT_DIFF_DEFAULT_THRESHOLD_PCT, 0, GT_CAT_ALL};
+    gt_diff_options o = {GT_DIFF_DEFAULT_THRESHOLD_PCT, GT_DIFF_MIN_AUTO,
+                         GT_DIFF_DEFAULT_CATEGORIES};
     unsigned formats = GT_FMT_BIT(GT_OUTPUT_TEXT);
     bool all = false;
     int opt;
@@ -146,7 +153,7 @@ int gt_cli_diff(int argc, char **argv)
         else if (write_diff(&d, formats, all) == 0)
             rc = d.checksums.verdict == GT_DIFF_CK_DIVERGED       ? GT_TOOL_DIVERGED
                  : d.checksums.verdict == GT_DIFF_CK_INCOMPARABLE ? GT_TOOL_INCOMPARABLE
-                 : d.failing                                      ? GT_TOOL_SLOWER
+                 : gt_diff_fails(&d)                              ? GT_TOOL_SLOWER
                                                                   : GT_TOOL_OK;
         gt_diff_free(&d);
     }

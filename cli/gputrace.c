@@ -292,11 +292,14 @@ int main(int argc, char **argv)
     if (settings[3].value && !settings[2].value && !getenv("GPUTRACE_OUTPUT"))
         gt_cli_error("note: --format has no effect without --output");
     const gt_config *cfg = check_configuration();
+    if (cfg->output[0] && gt_cli_check_output_dir(cfg->output, cfg->verbosity == GT_VERB_NONE))
+        return GT_CLI_USAGE_ERROR;
     gt_cli_snapshots_begin(cfg);
     pid_t child;
     int status;
     int rc = gt_cli_run(argv + optind, &child, &status);
     gt_cli_child_summary_print(child);
+    if (cfg->verbosity != GT_VERB_NONE) gt_cli_say_if_no_cuda(argv[optind], child);
     gt_cli_snapshots_end(cfg, child, status);
     /* As the program ended: a shell loop stops on Ctrl-C, a parent sees
      * the signal. */

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "output_path.h"
+#include "terminal_width.h"
 
 typedef struct lookup {
     const char *name;
@@ -77,6 +79,7 @@ typedef struct write_job {
     const gt_report *r;
     enum gt_output_format format;
     enum gt_verbosity v;
+    unsigned width; /* of the text: 0 for a file's */
 } write_job;
 
 static int write_format(FILE *out, void *arg)
@@ -85,7 +88,7 @@ static int write_format(FILE *out, void *arg)
     const gt_process_info *p = gt_report_process(job->r);
     switch (job->format) {
     case GT_OUTPUT_TEXT:
-        return gt_report_write_summary_at(job->r, p, job->v, out);
+        return gt_report_write_summary_fit(job->r, p, job->v, job->width, out);
     case GT_OUTPUT_JSON:
         return gt_report_write_json(job->r, p, out);
     case GT_OUTPUT_CSV:
@@ -114,7 +117,7 @@ static int write_files(const gt_report *r, const char *tmpl, unsigned formats, e
             gt_cli_error("'%s%s': path too long", base, gt_output_extension(f));
             return -1;
         }
-        write_job job = {r, (enum gt_output_format)f, v};
+        write_job job = {r, (enum gt_output_format)f, v, 0};
         if (gt_output_write(path, write_format, &job, why, sizeof why) != 0) {
             gt_cli_error("cannot write %s", why);
             return -1;
@@ -133,13 +136,18 @@ int gt_cli_write_report(const gt_report *r, const char *tmpl, unsigned formats, 
     }
     for (int f = 0; f < GT_OUTPUT_FORMAT_COUNT; f++) {
         if (!(formats & GT_FMT_BIT(f))) continue;
-        write_job job = {r, (enum gt_output_format)f, v};
+        write_job job = {r, (enum gt_output_format)f, v, gt_cli_columns()};
         if (write_format(stdout, &job) != 0 || fflush(stdout) != 0) {
             gt_cli_error("cannot write the report to standard output");
             return -1;
         }
     }
     return 0;
+}
+
+unsigned gt_cli_columns(void)
+{
+    return gt_terminal_width(getenv("COLUMNS"), STDOUT_FILENO);
 }
 
 int gt_cli_usage_error(const char *command, const char *fmt, ...)

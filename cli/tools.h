@@ -32,6 +32,10 @@ int gt_cli_parse_setting(const char *option, enum gt_config_var var, const char 
  * formats need events, which a report file does not hold). */
 int gt_cli_parse_formats(const char *value, unsigned *formats);
 
+/* The columns of the terminal standard output goes to (COLUMNS first),
+ * for the text the subcommands print there; 0 when it is no terminal. */
+unsigned gt_cli_columns(void);
+
 /* A string table for the names of large reports (NULL when out of memory). */
 gt_strtab *gt_cli_names(void);
 

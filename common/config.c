@@ -28,9 +28,9 @@
 gt_config gt_cfg;
 
 static const char *const var_names[GT_VAR_COUNT] = {
-    "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",    "GPUTRACE_FORMAT",
-    "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB", "GPUTRACE_CAPTURE",
-    "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",  "GPUTRACE_CUPTI_PATH",
+    "GPUTRACE_VERBOSITY",  "GPUTRACE_CATEGORIES", "GPUTRACE_OUTPUT",         "GPUTRACE_FORMAT",
+    "GPUTRACE_GPU_TIMING", "GPUTRACE_LOG",        "GPUTRACE_BUFFER_MB",      "GPUTRACE_CAPTURE",
+    "GPUTRACE_DELAY",      "GPUTRACE_DURATION",   "GPUTRACE_INTERVAL",       "GPUTRACE_CUPTI_PATH",
     "GPUTRACE_CHECKSUM",   "GPUTRACE_CALLSITES",  "GPUTRACE_CALLSITES_SKIP",
 };
 
@@ -336,8 +336,8 @@ static int parse_callsites(span v, gt_config *cfg)
 
 static int package_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.';
 }
 
 typedef struct skip_list {

@@ -101,6 +101,9 @@ const char *gt_config_var_name(enum gt_config_var v);
  * leaves its final summary for the command to print once it has ended
  * (cli/child_summary.c, shim/sink/command_summary.c). */
 #define GT_CHILD_SUMMARY_VAR "GPUTRACE_CHILD_SUMMARY"
+/* Made in that file's directory by the first CUDA call of any process
+ * under the command, so that the command can say when none made one. */
+#define GT_CUDA_MARK_NAME "cuda-used"
 #define GT_CONFIG_CHECKED_MAX (GT_VAR_COUNT * 17) /* a 16-hex-digit hash and a comma each */
 
 /* The list of the values the variables have now (NUL-terminated). */

@@ -78,6 +78,16 @@ static inline bool gt_kind_moves_memory(unsigned kind)
  * stream (CU_STREAM_PER_THREAD's value): one stream per thread. */
 #define GT_PER_THREAD_STREAM 2u
 
+/* gt_event.stream of work on a stream the driver numbers (cuStreamGetId,
+ * CUDA 12.0: the number nsys and CUPTI show): the handle's value, a user
+ * address under 2^47, with the number above GT_STREAM_NUMBER_SHIFT; none
+ * there (0) where the driver gave none or it does not fit. */
+#define GT_STREAM_NUMBER_SHIFT 48
+static inline uint64_t gt_stream_number(uint64_t stream)
+{
+    return stream >> GT_STREAM_NUMBER_SHIFT;
+}
+
 /* Record flags. */
 #define GT_EVF_ASYNC 0x01u       /* stream-ordered call (copy, memset, alloc, free) */
 #define GT_EVF_GPU_TIMED 0x02u   /* gpu_start/gpu_end hold resolved GPU times */

@@ -36,6 +36,7 @@
 #include "config.h"
 #include "safe_file.h"
 #include "settings.h"
+#include "terminal_width.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -48,6 +49,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -62,6 +64,7 @@ static gt_fd_identity std_streams[STDERR_FILENO + 1]; /* written at init only */
 static _Atomic int open_failure_told;                 /* relaxed: only decides one extra line */
 static _Atomic int file_failure_told;                 /* relaxed: likewise */
 static _Atomic uint64_t wait_left_ns; /* relaxed CAS: a budget, no data hangs on it */
+static char columns_env[8];           /* COLUMNS at init (read then: getenv races later) */
 
 void gt_log_init(enum gt_log_dest dest, const char *path, enum gt_verbosity v)
 {
@@ -73,6 +76,16 @@ void gt_log_init(enum gt_log_dest dest, const char *path, enum gt_verbosity v)
     atomic_store_explicit(&open_failure_told, 0, memory_order_relaxed);
     atomic_store_explicit(&file_failure_told, 0, memory_order_relaxed);
     atomic_store_explicit(&wait_left_ns, (uint64_t)GT_LOG_WAIT_MS * 1000000u, memory_order_relaxed);
+    const char *columns = getenv("COLUMNS");
+    columns_env[0] = '\0';
+    if (columns && strlen(columns) < sizeof columns_env) strcpy(columns_env, columns);
+}
+
+unsigned gt_log_columns(void)
+{
+    int fd = log_dest == GT_LOG_STDOUT ? STDOUT_FILENO : STDERR_FILENO;
+    if (log_dest == GT_LOG_FILE) return 0;
+    return gt_terminal_width(columns_env, gt_fd_is(fd, &std_streams[fd]) ? fd : -1);
 }
 
 int gt_log_debug_enabled(void)

@@ -15,6 +15,13 @@ void gt_log_init(enum gt_log_dest dest, const char *path, enum gt_verbosity v);
  * a file destination is opened for each call, see log.c). */
 void gt_log_write(const char *buf, size_t len);
 
+/* The columns of the terminal the log goes to (terminal_width.h): COLUMNS
+ * as the environment had it at gt_log_init, else the window of stdout or
+ * stderr while it is still the process's stream and a terminal; 0 for a
+ * log file (a file is as wide as a file written directly) or when nothing
+ * says. */
+unsigned gt_log_columns(void);
+
 /* "gputrace: warning: ...\n" unless the verbosity is none. */
 void gt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -101,7 +101,7 @@ static size_t parse_var(const char *p, char name[MAX_VAR_NAME + 1])
 /* The expansion; with vars_only, %q{VAR} alone (its value a template
  * again, see append_value) and every other token kept as written. */
 static int expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
-                  bool vars_only, char *out, size_t cap)
+                  bool vars_only, unsigned number, char *out, size_t cap)
 {
     path_builder b;
     builder_init(&b, out, cap);
@@ -118,7 +118,7 @@ static int expand(const char *tmpl, int pid, const char *host, const char *(*get
         if (used) {
             append_value(&b, get ? get(name) : NULL, vars_only);
             p += used;
-        } else if (vars_only || (c != '%' && c != 'p' && c != 'h')) {
+        } else if (vars_only || (c != '%' && c != 'p' && c != 'h' && (c != 'n' || !number))) {
             /* Kept as written: "%%" whole (its second '%' starts nothing);
              * else the '%' alone, the rest read on as text (a trailing '%',
              * an unknown letter, a %q without a well-formed {VAR}). */
@@ -126,9 +126,12 @@ static int expand(const char *tmpl, int pid, const char *host, const char *(*get
             append(&b, pct, (size_t)(p - pct));
         } else if (c == '%') {
             append(&b, "%", 1);
-        } else if (c == 'p') {
+        } else if (c == 'p' || c == 'n') {
             char num[24];
-            snprintf(num, sizeof(num), "%d", pid);
+            if (c == 'p')
+                snprintf(num, sizeof(num), "%d", pid);
+            else
+                snprintf(num, sizeof(num), "%u", number);
             append_str(&b, num);
         } else {
             append_value(&b, host, false);
@@ -140,12 +143,27 @@ static int expand(const char *tmpl, int pid, const char *host, const char *(*get
 int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
                      char *out, size_t cap)
 {
-    return expand(tmpl, pid, host, get, false, out, cap);
+    return expand(tmpl, pid, host, get, false, 0, out, cap);
+}
+
+int gt_output_expand_numbered(const char *tmpl, int pid, const char *host,
+                              const char *(*get)(const char *), unsigned number, char *out,
+                              size_t cap)
+{
+    return expand(tmpl, pid, host, get, false, number, out, cap);
+}
+
+bool gt_output_numbered(const char *tmpl)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    /* Told by what it expands to, so that a %%n is no number. */
+    return expand(tmpl, 0, "", NULL, false, 1, a, sizeof a) == 0 &&
+           expand(tmpl, 0, "", NULL, false, 2, b, sizeof b) == 0 && strcmp(a, b) != 0;
 }
 
 int gt_output_expand_vars(const char *tmpl, const char *(*get)(const char *), char *out, size_t cap)
 {
-    return expand(tmpl, 0, NULL, get, true, out, cap);
+    return expand(tmpl, 0, NULL, get, true, 0, out, cap);
 }
 
 bool gt_output_relative(const char *tmpl, int pid, const char *host,

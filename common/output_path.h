@@ -34,6 +34,13 @@ const char *gt_output_extension(enum gt_output_format f);
 int gt_output_expand(const char *tmpl, int pid, const char *host, const char *(*get)(const char *),
                      char *out, size_t cap);
 
+/* The same with %n (SPEC §12) expanded to number (0: kept as written, as
+ * gt_output_expand keeps it); whether tmpl has a %n at all. */
+int gt_output_expand_numbered(const char *tmpl, int pid, const char *host,
+                              const char *(*get)(const char *), unsigned number, char *out,
+                              size_t cap);
+bool gt_output_numbered(const char *tmpl);
+
 /* The template with each well-formed %q{VAR} replaced by get(VAR), made
  * safe as gt_output_expand makes it and with its '%' doubled, everything
  * else kept as written: a template again, which expands to what tmpl

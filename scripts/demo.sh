@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The demo: builds gputrace and the example batch ODE solver (examples/),
 # runs the solver and its NVRTC variant under `gputrace`, prints their
-# summaries and says where the text, JSON, CSV and trace files went.
+# summaries and says where the text, JSON, CSV and trace files went. The
+# commands it shows can be pasted once the environment script it writes
+# (OUT/env.sh: gputrace on PATH, and the emulator's settings where it runs
+# on the emulator) has been sourced.
 #
 # On a machine with an NVIDIA driver (`nvidia-smi -L` answers) the
 # programs run on the GPU, as built by nvcc with its default static
@@ -87,14 +90,29 @@ shown() {
 }
 
 # run_traced NAME PROGRAM [ARGS...]: the program under gputrace, its
-# summary on stdout, its reports at $out/NAME.*
+# summary on stdout, its reports at $out/NAME.*; the command shown with
+# absolute paths, quoted for a shell, to be pasted after env.sh.
 run_traced() {
     local name=$1
     shift
+    local cmd=(gputrace -o "$out/$name" -f text,json,csv,chrome,perfetto "$@") line
+    printf -v line '%q ' "${cmd[@]}"
     echo
-    echo "gputrace demo: $ gputrace -o $(shown "$out/$name") -f text,json,csv,chrome,perfetto" \
-        "$(shown "$1")" "${@:2}"
-    "$build/bin/gputrace" -o "$out/$name" -f text,json,csv,chrome,perfetto -- "$@" 2>&1
+    echo "gputrace demo: \$ ${line% }"
+    "$build/bin/gputrace" "${cmd[@]:1}" 2>&1
+}
+
+# write_env FILE: what the commands shown need, for `source FILE`.
+write_env() {
+    {
+        echo "# gputrace demo: source this file to run the commands the demo showed."
+        printf 'export PATH=%q/bin${PATH:+:$PATH}\n' "$build"
+        if [ "$gpu" = 0 ]; then
+            echo "# The CPU emulation of CUDA and its simulated durations (tests/emu/README.md)."
+            printf 'export LD_LIBRARY_PATH=%q/emu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n' "$build"
+            printf 'export GPUTRACE_EMU_KERNEL_NS=%q GPUTRACE_EMU_GBPS=%q\n' "$emu_kernel_ns" "$emu_gbps"
+        fi
+    } >"$1"
 }
 
 [ "$run_only" = 1 ] || build_demo
@@ -102,6 +120,8 @@ for f in "$build/bin/gputrace" "$build/lib/libgputrace.so" "$build/examples/batc
     [ -e "$f" ] || { echo "gputrace demo: $f is missing: build first (without --run-only)" >&2; exit 1; }
 done
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+build=$(cd "$build" && pwd)
 
 suffix=""
 args=()
@@ -116,6 +136,10 @@ else
     export GPUTRACE_EMU_KERNEL_NS="$emu_kernel_ns" GPUTRACE_EMU_GBPS="$emu_gbps"
 fi
 
+write_env "$out/env.sh"
+printf -v env_shown '%q' "$out/env.sh"
+echo "gputrace demo: to run these commands yourself, first: source $env_shown" \
+    "(it puts gputrace on PATH$([ "$gpu" = 1 ] || echo ", and sets the emulator's library path and durations"))"
 run_traced batch_ode "$build/examples/batch_ode$suffix" "${args[@]}"
 run_traced batch_ode_nvrtc "$build/examples/batch_ode_nvrtc$suffix" "${args[@]}"
 

@@ -104,6 +104,7 @@ int gt_note_cuda_call_slow(void)
     gt_gpu_source_choose();
     gt_tls.guard = guard;
     atomic_store_explicit(&gt_cuda_used, GT_CUDA_USED, memory_order_relaxed);
+    gt_command_note_cuda();
     /* A delay that ended before the first call: recording starts with it,
      * not when the drain thread first looks at the time. */
     gt_capture_poll(gt_clock_mono_ns());

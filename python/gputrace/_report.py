@@ -21,7 +21,8 @@ def _stats(prefix: str) -> tuple:
 # The columns every report has (the schema's required keys), so that a table
 # with no rows still has them; rows bring any further keys with them.
 _COLUMNS = {
-    "kernels": ("name", "calls") + _stats("gpu_ns") + ("api_ns_total",),
+    # The readable name first: the full one is long (templates, signatures).
+    "kernels": ("display_name", "name", "calls") + _stats("gpu_ns") + ("api_ns_total",),
     "memcpy": ("direction", "host_memory", "async", "calls", "bytes") + _stats("gpu_ns") + ("gbps",),
     "memset": ("calls", "bytes") + _stats("gpu_ns"),
     "memory": ("device", "allocs", "frees", "peak_bytes", "current_bytes", "leaked_allocs"),
@@ -64,7 +65,10 @@ class Report(Mapping):
 
     def __init__(self, data: dict, path: str | None = None):
         if not isinstance(data, dict) or data.get("tool") != "gputrace":
-            raise ValueError(f"{path or 'data'}: not a gputrace report (no \"tool\": \"gputrace\")")
+            raise ValueError(f"{path or 'data'}: not a gputrace report ({_what_json(data)})")
+        if data.get("kind") == "diff":
+            raise ValueError(f"{path or 'data'}: the output of gputrace diff, not a report: read "
+                             "it with json.load")
         self._data = data
         self.path = path
 
@@ -132,7 +136,16 @@ class Report(Mapping):
         columns = list(_COLUMNS.get(table, ()))
         for row in rows:
             columns += [c for c in row if c not in columns]
-        return pandas.DataFrame(rows, columns=columns)
+        df = pandas.DataFrame(rows, columns=columns)
+        # A column of integers that some rows lack (a key a later version
+        # writes, one written only where it applies) stays integers, with
+        # <NA> where a row has none, instead of becoming floats.
+        for column in columns:
+            present = [row[column] for row in rows if row.get(column) is not None]
+            if (present and len(present) < len(rows) and
+                    all(isinstance(v, int) and not isinstance(v, bool) for v in present)):
+                df[column] = df[column].astype("Int64")
+        return df
 
     def kernels_df(self):
         return self.df("kernels")
@@ -184,11 +197,50 @@ class Report(Mapping):
         return self.df("checksums")
 
 
+def _what_json(data) -> str:
+    """What JSON that is no report is, as far as gputrace knows it."""
+    if isinstance(data, dict) and "traceEvents" in data:
+        return "a Chrome trace (gputrace -f chrome): open it in ui.perfetto.dev"
+    if isinstance(data, dict) and data.get("tool") not in (None, "gputrace"):
+        return f"written by {str(data['tool'])[:40]!r}"
+    return 'no "tool": "gputrace"'
+
+
+def _what_text(text: str) -> str:
+    """What a file that is not JSON is, from its first bytes."""
+    head = text.lstrip("\ufeff")[:200]
+    if head.startswith("category,name,calls,"):
+        return ("a gputrace CSV report: load() reads the JSON one (gputrace -f json); "
+                "read this one with pandas.read_csv")
+    if head.startswith("gputrace: "):
+        return "a gputrace text summary: load() reads the JSON report (gputrace -f json)"
+    if "\ufffd" in head or "\0" in head:
+        return ("binary, not a JSON report (a .pftrace is Perfetto's trace: open it in "
+                "ui.perfetto.dev)")
+    if head.startswith("{") or head.startswith("["):
+        return "not valid JSON (cut short?)"
+    return "not JSON: load() reads the JSON report gputrace -f json writes"
+
+
+def _parse(text: str, name: str | None) -> Report:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{name or 'data'}: {_what_text(text)} ({e})") from e
+    return Report(data, name)
+
+
 def load(source: str | os.PathLike | IO) -> Report:
     """Reads a report written by gputrace -f json (GPUTRACE_FORMAT=json): a
-    path or an open file."""
+    path or an open file. Anything else (a CSV or text report, a trace, a
+    file cut short) is a ValueError that says what it is."""
     if hasattr(source, "read"):
-        return Report(json.load(source), getattr(source, "name", None))
-    path = os.fspath(source)
-    with open(path, encoding="utf-8") as f:
-        return Report(json.load(f), path)
+        data = source.read()
+        name = getattr(source, "name", None)
+    else:
+        name = os.fspath(source)
+        with open(name, "rb") as f:
+            data = f.read()
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="replace")
+    return _parse(data, name)

@@ -81,8 +81,8 @@ static size_t write_name(gt_summary *s, const gt_site_row **rows, size_t at, siz
     free(safe);
     free(shown);
     static const gt_text_column cols[] = {
-        {"Calls", true, false}, {"Calls%", true, false}, {"GPU time", true, false},
-        {"GPU%", true, false},  {"Site", false, true},
+        {"Calls", true, false, 0}, {"Calls%", true, false, 0}, {"GPU time", true, false, 0},
+        {"GPU%", true, false, 0},  {"Site", false, true, 0},
     };
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
@@ -126,8 +126,8 @@ static void write_memory(gt_summary *s, const gt_site_row **rows, size_t at, siz
     const gt_report *r = s->r;
     fprintf(s->out, "%smemory by site:\n", GT_TEXT_INDENT);
     static const gt_text_column cols[] = {
-        {"Allocated", true, false}, {"Allocs", true, false}, {"Peak", true, false},
-        {"At end", true, false},    {"Kind", false, false},  {"Site", false, true},
+        {"Allocated", true, false, 0}, {"Allocs", true, false, 0}, {"Peak", true, false, 0},
+        {"At end", true, false, 0},    {"Kind", false, false, 0},  {"Site", false, true, 0},
     };
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);

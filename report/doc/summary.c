@@ -45,7 +45,7 @@ static uint64_t short_kernel_launches(const gt_report *r)
     return launches;
 }
 
-static void write_wrapped(FILE *out, const char *first, const char *text);
+static void write_wrapped(const gt_summary *s, const char *first, const char *text);
 
 /* Where the GPU times came from, when it is not what a user would take
  * for granted (CUPTI), and what event pairs get wrong where it applies. */
@@ -68,7 +68,7 @@ static void write_gpu_source(const gt_summary *s)
                  r->opt.gpu_timing == GT_GPU_TIMING_EVENTS ? " (asked for)" : ", not CUPTI",
                  d ? ": " : "", d ? d : "");
     free(detail);
-    if (line[0]) write_wrapped(s->out, "gputrace: ", line);
+    if (line[0]) write_wrapped(s, "gputrace: ", line);
     if (src != GT_GPU_SOURCE_EVENTS && src != GT_GPU_SOURCE_MIXED) return;
     if (r->shared_streams) {
         snprintf(line, sizeof line,
@@ -76,7 +76,7 @@ static void write_gpu_source(const gt_summary *s)
                  "also times the other threads' work between its two records, so those times "
                  "read long; CUPTI reads each piece of work alone",
                  r->shared_streams, r->shared_streams == 1 ? "" : "s");
-        write_wrapped(s->out, "gputrace: note: ", line);
+        write_wrapped(s, "gputrace: note: ", line);
     }
     uint64_t short_launches = short_kernel_launches(r);
     if (short_launches) {
@@ -85,7 +85,7 @@ static void write_gpu_source(const gt_summary *s)
                  "long: a pair adds the GPU's launch latency (5-7 us around a 0.9 us kernel on "
                  "an H100); CUPTI reads them exactly",
                  short_launches);
-        write_wrapped(s->out, "gputrace: note: ", line);
+        write_wrapped(s, "gputrace: note: ", line);
     }
 }
 
@@ -104,10 +104,18 @@ static void write_header(const gt_summary *s)
     /* With capture windows the share is of the time they held. */
     int captured = 0;
     uint64_t seen = gt_report_observed_ns(s->r, wall_time, &captured);
+    /* With -c leaving GPU work out, the busy time is of the work recorded. */
+    char work[64];
+    gt_report_work_recorded(s->r, work, sizeof work);
+    char of[80] = "";
+    if (!strcmp(work, "none"))
+        snprintf(of, sizeof of, ", no GPU work recorded");
+    else if (work[0])
+        snprintf(of, sizeof of, ", %s only", work);
     if (seen && !timing_off && n > 0 && (size_t)n < sizeof rest)
-        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s%s)",
+        n += snprintf(rest + n, sizeof rest - (size_t)n, " (%s%s%s)",
                       gt_summary_percent(busy_ns, seen, share, sizeof share),
-                      captured ? " of captured" : "");
+                      captured ? " of captured" : "", of);
     if (n > 0 && (size_t)n < sizeof rest)
         n += snprintf(rest + n, sizeof rest - (size_t)n,
                       " | %" PRIu64 " events | %" PRIu64 " dropped", s->r->events, s->r->dropped);
@@ -116,12 +124,20 @@ static void write_header(const gt_summary *s)
     if (s->r->late_gpu_work && n > 0 && (size_t)n < sizeof rest)
         snprintf(rest + n, sizeof rest - (size_t)n, " | %" PRIu64 " late", s->r->late);
     const char *prefix = "gputrace: ";
-    char *command =
-        gt_text_safe(s->p && s->p->command && s->p->command[0] ? s->p->command : "(unknown)");
+    const char *cmd = s->p && s->p->command && s->p->command[0] ? s->p->command : "(unknown)";
+    /* The program by its base name first, then its arguments, cut at the
+     * end to fit; verbose gives the whole command line. */
+    const char *shown = cmd;
+    for (size_t i = 0, len = strcspn(cmd, " "); s->v < GT_VERB_VERBOSE && i + 1 < len; i++)
+        if (cmd[i] == '/') shown = cmd + i + 1;
+    char *command = gt_text_safe(shown);
     size_t used = strlen(prefix) + gt_text_width(rest);
-    size_t room = used < GT_TEXT_WIDTH ? GT_TEXT_WIDTH - used : 0;
+    size_t room = used < s->width ? s->width - used : 0;
     fputs(prefix, s->out);
-    gt_text_put_shortened(s->out, command ? command : "", room > 20 ? room : 20);
+    if (s->v >= GT_VERB_VERBOSE)
+        fputs(command ? command : "", s->out);
+    else
+        gt_text_put_head(s->out, command ? command : "", room > 20 ? room : 20);
     fprintf(s->out, "%s\n", rest);
     free(command);
     gt_capture_info capture;
@@ -183,9 +199,9 @@ static void write_inputs(gt_summary *s)
             "total, MaxIn: the input with the most\n",
             l->ninputs);
     static const gt_text_column cols[] = {
-        {"Input", true, false},  {"Wall", true, false},    {"GPU busy", true, false},
-        {"Events", true, false}, {"Pid", true, false},     {"Host", false, false},
-        {"File", false, false},  {"Command", false, true},
+        {"Input", true, false, 0},  {"Wall", true, false, 0},    {"GPU busy", true, false, 0},
+        {"Events", true, false, 1}, {"Pid", true, false, 2},     {"Host", false, false, 2},
+        {"File", false, false, 0},  {"Command", false, true, 0},
     };
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
@@ -205,8 +221,7 @@ static void write_inputs(gt_summary *s)
                                in->command};
         gt_text_table_add(&tt, cells);
     }
-    if (gt_text_table_print(&tt, s->out, s->v >= GT_VERB_VERBOSE ? 0 : GT_TEXT_WIDTH) != 0)
-        s->rc = -1;
+    if (gt_text_table_print(&tt, s->out, s->v >= GT_VERB_VERBOSE ? 0 : s->width) != 0) s->rc = -1;
     gt_text_table_free(&tt);
 }
 
@@ -259,9 +274,9 @@ static void write_memory(gt_summary *s)
     for (uint32_t i = 0; i < m->ndevices; i++)
         released |= m->devices[i].ctx_released_allocs != 0;
     static const gt_text_column cols[] = {
-        {"Device", false, false},  {"Allocs", true, false}, {"Frees", true, false},
-        {"Current", true, false},  {"Peak", true, false},   {"Leaked", true, false},
-        {"Released", true, false},
+        {"Device", false, false, 0},  {"Allocs", true, false, 0}, {"Frees", true, false, 0},
+        {"Current", true, false, 0},  {"Peak", true, false, 0},   {"Leaked", true, false, 0},
+        {"Released", true, false, 0},
     };
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0] - !released);
@@ -285,13 +300,12 @@ static void write_memory(gt_summary *s)
                                gone};
         gt_text_table_add(&tt, cells);
     }
-    if (gt_text_table_print(&tt, s->out, GT_TEXT_WIDTH) != 0) s->rc = -1;
+    if (gt_text_table_print(&tt, s->out, s->width) != 0) s->rc = -1;
     gt_text_table_free(&tt);
     if (released)
-        fprintf(s->out,
-                "%snote: Leaked is memory still held when the process ended; Released, memory "
-                "never freed but released with its context (destroyed or reset)\n",
-                GT_TEXT_INDENT);
+        write_wrapped(s, GT_TEXT_INDENT "note: ",
+                      "Leaked is memory still held when the process ended; Released, memory "
+                      "never freed but released with its context (destroyed or reset)");
     if (s->v >= GT_VERB_VERBOSE)
         for (uint32_t i = 0; i < m->ndevices; i++)
             write_leaks(s, &m->devices[i]);
@@ -312,10 +326,9 @@ static void write_nvtx_notes(gt_summary *s)
         {n->too_deep, "pushes nested too deep to time"},
     };
     if (s->r->nvtx.open_ns && s->r->tables[GT_CAT_NVTX].nrows)
-        fprintf(s->out,
-                "%snote: Time%% is the share of the time a range was open (a row's overlapping "
-                "ranges count once)\n",
-                GT_TEXT_INDENT);
+        write_wrapped(s, GT_TEXT_INDENT "note: ",
+                      "Time% is the share of the time a range was open (a row's overlapping "
+                      "ranges count once)");
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         if (notes[i].count)
             fprintf(s->out, "%snote: %" PRIu64 " %s\n", GT_TEXT_INDENT, notes[i].count,
@@ -345,10 +358,10 @@ static void write_marks(gt_summary *s)
         total += marks[i]->count;
     fprintf(s->out, "\nnvtx marks: %zu %s, %" PRIu64 " %s\n", n, n == 1 ? "name" : "names", total,
             total == 1 ? "mark" : "marks");
-    static const gt_text_column cols[] = {{"Count", true, false},
-                                          {"First", true, false},
-                                          {"Last", true, false},
-                                          {"Name", false, true}};
+    static const gt_text_column cols[] = {{"Count", true, false, 0},
+                                          {"First", true, false, 0},
+                                          {"Last", true, false, 0},
+                                          {"Name", false, true, 0}};
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
     bool verbose = s->v >= GT_VERB_VERBOSE;
@@ -365,16 +378,17 @@ static void write_marks(gt_summary *s)
             s->rc = -1;
         free(label);
     }
-    if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) s->rc = -1;
+    if (gt_text_table_print(&tt, s->out, verbose ? 0 : s->width) != 0) s->rc = -1;
     if (shown < n)
         fprintf(s->out, "%s... %zu more (verbose shows every row)\n", GT_TEXT_INDENT, n - shown);
     gt_text_table_free(&tt);
     free(marks);
 }
 
-/* Words of text wrapped at GT_TEXT_WIDTH, continuation lines indented. */
-static void write_wrapped(FILE *out, const char *first, const char *text)
+/* Words of text wrapped at the summary's width, continuation lines indented. */
+static void write_wrapped(const gt_summary *s, const char *first, const char *text)
 {
+    FILE *out = s->out;
     const char *cont = "      ";
     size_t col = gt_text_width(first);
     fputs(first, out);
@@ -383,7 +397,7 @@ static void write_wrapped(FILE *out, const char *first, const char *text)
         size_t len = space ? (size_t)(space - p) : strlen(p);
         char *word = strndup(p, len);
         size_t w = word ? gt_text_width(word) : len;
-        if (col > strlen(cont) && col + 1 + w > GT_TEXT_WIDTH) {
+        if (col > strlen(cont) && col + 1 + w > s->width) {
             fprintf(out, "\n%s", cont);
             col = strlen(cont);
         } else if (p != text) {
@@ -416,7 +430,7 @@ static void write_advice(gt_summary *s)
         gt_text_safe_copy(rule, sizeof rule, found[i].rule, strlen(found[i].rule));
         snprintf(first, sizeof first, "%s[%s] ", GT_TEXT_INDENT, rule);
         char *message = gt_text_safe(found[i].message);
-        write_wrapped(s->out, first, message ? message : "");
+        write_wrapped(s, first, message ? message : "");
         free(message);
     }
 }
@@ -449,15 +463,31 @@ static void write_diagnostics(gt_summary *s)
             GT_TEXT_INDENT, r->busy.intervals, r->busy.clipped_ns);
 }
 
-int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
-                               FILE *out)
+/* Whether category c recorded nothing: its section would say only so. */
+static bool section_empty(const gt_report *r, enum gt_category c)
+{
+    if (c == GT_CAT_MEMORY) return r->memory.ndevices == 0;
+    if (c == GT_CAT_NVTX && r->marks.n) return false;
+    return r->tables[c].nrows == 0;
+}
+
+int gt_report_write_summary_fit(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
+                                unsigned width, FILE *out)
 {
     if (v == GT_VERB_NONE) return 0;
-    gt_summary s = {r, p, v, out, 0};
+    if (!width) width = GT_TEXT_WIDTH;
+    gt_summary s = {r, p, v, out, 0, width < GT_TEXT_MIN_WIDTH ? GT_TEXT_MIN_WIDTH : width};
     write_header(&s);
     write_inputs(&s);
+    char empty[256] = "";
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         if (!gt_report_enabled(r, c)) continue;
+        /* An empty section is one line at default: all of them together. */
+        if (v < GT_VERB_VERBOSE && section_empty(r, c)) {
+            size_t len = strlen(empty);
+            snprintf(empty + len, sizeof empty - len, "%s%s", len ? ", " : "", gt_category_name(c));
+            continue;
+        }
         fputc('\n', out);
         if (c == GT_CAT_MEMORY)
             write_memory(&s);
@@ -470,6 +500,7 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
             gt_summary_range_memory(&s);
         }
     }
+    if (empty[0]) fprintf(out, "\nnone recorded: %s\n", empty);
     if (r->callsites.nsites) {
         fputc('\n', out);
         gt_summary_callsites(&s);
@@ -485,6 +516,12 @@ int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enu
         write_diagnostics(&s);
     }
     return ferror(out) || s.rc ? -1 : 0;
+}
+
+int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
+                               FILE *out)
+{
+    return gt_report_write_summary_fit(r, p, v, 0, out);
 }
 
 int gt_report_write_summary(const gt_report *r, const gt_process_info *p, FILE *out)

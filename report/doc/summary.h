@@ -20,7 +20,8 @@ typedef struct gt_summary {
     const gt_process_info *p;
     enum gt_verbosity v;
     FILE *out;
-    int rc; /* -1 once a table could not be written whole */
+    int rc;         /* -1 once a table could not be written whole */
+    unsigned width; /* columns lines fit at default verbosity */
 } gt_summary;
 
 /* The table of a row category (every category but memory). */

@@ -120,10 +120,10 @@ void gt_summary_range_memory(gt_summary *s)
         qsort(rows, n, sizeof(*rows), by_peak);
         fprintf(s->out, "\nmemory per range: device memory allocated and freed inside each "
                         "range, and the most in use while it was open\n");
-        static const gt_text_column cols[] = {{"Peak", true, false},
-                                              {"Allocated", true, false},
-                                              {"Freed", true, false},
-                                              {"Name", false, true}};
+        static const gt_text_column cols[] = {{"Peak", true, false, 0},
+                                              {"Allocated", true, false, 0},
+                                              {"Freed", true, false, 0},
+                                              {"Name", false, true, 0}};
         gt_text_table tt;
         gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
         size_t shown = rows_shown(s, n);
@@ -161,9 +161,9 @@ void gt_summary_counters(gt_summary *s)
         return;
     }
     fprintf(s->out, "\nnvtx counters: %zu\n", n);
-    static const gt_text_column cols[] = {{"Samples", true, false}, {"Min", true, false},
-                                          {"Max", true, false},     {"Last", true, false},
-                                          {"Unit", false, false},   {"Name", false, true}};
+    static const gt_text_column cols[] = {{"Samples", true, false, 0}, {"Min", true, false, 0},
+                                          {"Max", true, false, 0},     {"Last", true, false, 0},
+                                          {"Unit", false, false, 0},   {"Name", false, true, 0}};
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
     size_t shown = rows_shown(s, n);
@@ -198,9 +198,9 @@ void gt_summary_heaps(gt_summary *s)
     }
     fprintf(s->out, "%smemory heaps (NVTX): %zu, regions the pools handed out\n", GT_TEXT_INDENT,
             n);
-    static const gt_text_column cols[] = {{"Heap", true, false}, {"Regions", true, false},
-                                          {"Most", true, false}, {"In regions", true, false},
-                                          {"Peak", true, false}, {"Name", false, true}};
+    static const gt_text_column cols[] = {{"Heap", true, false, 0}, {"Regions", true, false, 0},
+                                          {"Most", true, false, 0}, {"In regions", true, false, 0},
+                                          {"Peak", true, false, 0}, {"Name", false, true, 0}};
     gt_text_table tt;
     gt_text_table_init(&tt, cols, sizeof cols / sizeof cols[0]);
     for (size_t i = 0; i < n; i++) {

@@ -1,7 +1,8 @@
 /* The statistics tables of the summary: one per row category, rows by
  * time. Default verbosity: the top GT_SUMMARY_TOP_ROWS rows, without the
- * First and RestAvg columns, names cut in the middle so that lines fit
- * GT_TEXT_WIDTH (kernels by their readable names, display_name.h).
+ * First and RestAvg columns; lines fit the summary's width, with StdDev,
+ * Min and Max left out before names are cut in the middle (kernels by
+ * their readable names, display_name.h).
  * Verbose: every row with the full statistics columns, names whole, NVTX
  * ranges as a tree. A merged report adds the spread of each row's total
  * across its inputs before the name. */
@@ -58,20 +59,23 @@ enum {
     COL_STATS /* the columns every table has */
 };
 
+/* Where a line would not fit with the whole name, StdDev goes first, then
+ * Min and Max; in a merged report then its spread but its median, GB/s
+ * and Med (table_columns). */
 static const gt_text_column stats_columns[COL_STATS] = {
-    {"Time%", true, false},   {"Total", true, false},  {"Calls", true, false},
-    {"Avg", true, false},     {"Med", true, false},    {"Min", true, false},
-    {"Max", true, false},     {"StdDev", true, false}, {"First", true, false},
-    {"RestAvg", true, false},
+    {"Time%", true, false, 0},   {"Total", true, false, 0},  {"Calls", true, false, 0},
+    {"Avg", true, false, 0},     {"Med", true, false, 0},    {"Min", true, false, 2},
+    {"Max", true, false, 2},     {"StdDev", true, false, 1}, {"First", true, false, 0},
+    {"RestAvg", true, false, 0},
 };
 
 enum { SPREAD_COLS = 4 };
 
 static const gt_text_column spread_columns[SPREAD_COLS] = {
-    {"InMin", true, false},
-    {"InMed", true, false},
-    {"InMax", true, false},
-    {"MaxIn", true, false},
+    {"InMin", true, false, 3},
+    {"InMed", true, false, 0},
+    {"InMax", true, false, 3},
+    {"MaxIn", true, false, 4},
 };
 
 #define MAX_COLS (COL_STATS + SPREAD_COLS + 5u)
@@ -104,20 +108,24 @@ static unsigned table_columns(const gt_report *r, enum gt_category c, bool verbo
     unsigned n = stats_shown(verbose);
     memcpy(cols, stats_columns, n * sizeof(*cols));
     if (kinds[c].transfer) {
-        cols[n++] = (gt_text_column){"Bytes", true, false};
-        cols[n++] = (gt_text_column){"GB/s", true, false};
+        cols[n++] = (gt_text_column){"Bytes", true, false, 0};
+        cols[n++] = (gt_text_column){"GB/s", true, false, 0};
     } else if (c == GT_CAT_COMPILE || c == GT_CAT_MODULE) {
-        cols[n++] = (gt_text_column){"Bytes", true, false};
+        cols[n++] = (gt_text_column){"Bytes", true, false, 0};
     } else if (c == GT_CAT_NVTX) {
-        cols[n++] = (gt_text_column){"GPU", true, false};
-        if (gt_summary_has_rates(r)) cols[n++] = (gt_text_column){"Rates per GPU s", false, false};
+        cols[n++] = (gt_text_column){"GPU", true, false, 0};
+        if (gt_summary_has_rates(r))
+            cols[n++] = (gt_text_column){"Rates per GPU s", false, false, 0};
     }
     if (merged(r)) {
+        /* The spread takes room: GB/s and then Med may go too. */
+        if (kinds[c].transfer) cols[n - 1].drop = 5;
+        cols[COL_MED].drop = 6;
         memcpy(&cols[n], spread_columns, sizeof spread_columns);
         n += SPREAD_COLS;
     }
-    cols[n++] = (gt_text_column){"Name", false, true};
-    if (c == GT_CAT_API) cols[n++] = (gt_text_column){"Errors", false, false};
+    cols[n++] = (gt_text_column){"Name", false, true, 0};
+    if (c == GT_CAT_API) cols[n++] = (gt_text_column){"Errors", false, false, 0};
     return n;
 }
 
@@ -425,15 +433,16 @@ static int add_rows(gt_summary *s, enum gt_category c, gt_text_table *tt, const 
     const gt_table *t = &s->r->tables[c];
     bool tree = c == GT_CAT_NVTX && s->v >= GT_VERB_VERBOSE;
     /* Kernels, and programs named after them, by their readable names;
-     * verbose gives the full ones. */
-    bool display = c == GT_CAT_KERNEL && s->v < GT_VERB_VERBOSE;
-    bool readable_program = c == GT_CAT_COMPILE && s->v < GT_VERB_VERBOSE;
+     * verbose gives the full ones (a Numba name without its escapes and
+     * ABI hash). */
+    bool kernel = c == GT_CAT_KERNEL, verbose = s->v >= GT_VERB_VERBOSE;
+    bool readable_program = c == GT_CAT_COMPILE && !verbose;
     for (size_t i = 0; i < shown; i++) {
         const gt_row *row = rows[order[i]].row;
         char *label =
             readable_program ? compile_readable_label(s->r, row) : gt_row_label(s->r, c, row);
-        if (label && display) {
-            char *readable = gt_display_name(label);
+        if (label && kernel) {
+            char *readable = verbose ? gt_verbose_name(label) : gt_display_name(label);
             free(label);
             label = readable;
         }
@@ -491,7 +500,7 @@ void gt_summary_table(gt_summary *s, enum gt_category c)
             if (always_shown(c, rows[i].row)) order[shown++] = i;
         rc = add_rows(s, c, &tt, rows, order, shown, total);
     }
-    if (gt_text_table_print(&tt, s->out, verbose ? 0 : GT_TEXT_WIDTH) != 0) rc = -1;
+    if (gt_text_table_print(&tt, s->out, verbose ? 0 : s->width) != 0) rc = -1;
     write_rest(s, c, rows, order, shown, n, total);
     if (rc != 0) s->rc = -1;
     gt_text_table_free(&tt);

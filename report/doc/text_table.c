@@ -1,5 +1,6 @@
 #include "text_table.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,22 @@ size_t gt_text_put_shortened(FILE *out, const char *s, size_t width)
     return width;
 }
 
+size_t gt_text_put_head(FILE *out, const char *s, size_t width)
+{
+    size_t w = gt_text_width(s), dots = strlen(GT_TEXT_ELLIPSIS);
+    if (w <= width) {
+        fputs(s, out);
+        return w;
+    }
+    if (width <= dots) {
+        fwrite(s, 1, offset_of(s, width), out);
+        return width;
+    }
+    fwrite(s, 1, offset_of(s, width - dots), out);
+    fputs(GT_TEXT_ELLIPSIS, out);
+    return width;
+}
+
 void gt_text_table_add(gt_text_table *t, const char *const *cells)
 {
     if (t->nrows == t->capacity) {
@@ -111,11 +128,14 @@ static void put_cell(line *l, const char *s, size_t width, bool right)
     if (!right) l->pending += width - shown;
 }
 
-/* Column widths from the cells; the flex column is cut to fit `width`. */
+/* Column widths from the cells (0: the column is left out). With a width,
+ * droppable columns go, lowest rank first, while the flex column would
+ * not fit whole; then the flex column is cut to fit. */
 static void column_widths(const gt_text_table *t, unsigned width, size_t *w)
 {
     size_t used = strlen(GT_TEXT_INDENT);
     int flex = -1;
+    unsigned shown = 0;
     for (unsigned c = 0; c < t->ncols; c++) {
         w[c] = gt_text_width(t->cols[c].title);
         for (size_t r = 0; r < t->nrows; r++) {
@@ -126,9 +146,15 @@ static void column_widths(const gt_text_table *t, unsigned width, size_t *w)
             flex = (int)c;
         else
             used += w[c];
-        if (c) used += GT_TEXT_GAP;
+        used += shown++ ? GT_TEXT_GAP : 0;
     }
     if (flex < 0 || width == 0) return;
+    for (unsigned rank = 1; rank <= UCHAR_MAX && used + w[flex] > width; rank++)
+        for (unsigned c = 0; c < t->ncols; c++) {
+            if (t->cols[c].drop != rank) continue;
+            used -= w[c] + GT_TEXT_GAP;
+            w[c] = 0;
+        }
     size_t room = used < width ? width - used : 0;
     if (room < GT_TEXT_MIN_FLEX) room = GT_TEXT_MIN_FLEX;
     if (w[flex] > room) w[flex] = room;
@@ -141,12 +167,15 @@ int gt_text_table_print(const gt_text_table *t, FILE *out, unsigned width)
     for (size_t r = 0; r <= t->nrows; r++) {
         line l = {out, 0};
         fputs(GT_TEXT_INDENT, out);
+        bool first = true;
         for (unsigned c = 0; c < t->ncols; c++) {
+            if (!w[c] && t->cols[c].drop) continue; /* dropped to fit */
             const char *cell = r == 0 ? t->cols[c].title : t->cells[(r - 1) * t->ncols + c];
             char *shorter = r && t->cols[c].flex && t->shorten && gt_text_width(cell) > w[c]
                                 ? t->shorten(cell, w[c])
                                 : NULL;
-            if (c) l.pending += GT_TEXT_GAP;
+            if (!first) l.pending += GT_TEXT_GAP;
+            first = false;
             put_cell(&l, shorter ? shorter : cell, w[c], t->cols[c].right);
             free(shorter);
         }

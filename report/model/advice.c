@@ -14,6 +14,7 @@
 #include "loaded.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "language.h"
 #include "memory_table.h"
 #include "report.h"
 #include "settings.h"
@@ -56,6 +57,16 @@ static void tally(gt_advice_tally *t, const gt_event *ev, uint8_t dir, enum wors
     if (worse) t->worst = (gt_advice_example){ev->api, dir, ev->bytes, ns, site};
 }
 
+/* How long a copy's call waited for GPU work queued before it: from the
+ * call until the copy began on the GPU, while the call still blocked. A
+ * synchronous copy, or one from pageable memory, waits for its stream. */
+static uint64_t queue_wait_ns(const gt_event *ev)
+{
+    if (!(ev->flags & GT_EVF_GPU_TIMED) || ev->gpu_start <= ev->host_start) return 0;
+    uint64_t until = ev->gpu_start < ev->host_end ? ev->gpu_start : ev->host_end;
+    return until > ev->host_start ? until - ev->host_start : 0;
+}
+
 static void add_copy(gt_advice_acc *a, const gt_event *ev)
 {
     uint8_t dir = ev->u.copy.dir;
@@ -73,7 +84,11 @@ static void add_copy(gt_advice_acc *a, const gt_event *ev)
         ev->bytes > GT_ADVICE_SYNC_MEMCPY_BYTES)
         tally(&a->sync_copy, ev, dir, WORST_COPY_TIME);
     if (ev->bytes < GT_ADVICE_SMALL_MEMCPY_BYTES && dir < GT_DIR_COUNT) {
+        /* The wait is the earlier work's time, not the copy's own. */
+        uint64_t wait = queue_wait_ns(ev);
         tally(&a->small_copy, ev, dir, WORST_HOST_TIME);
+        a->small_copy.ns -= wait;
+        a->small_copy.wait_ns += wait;
         a->small_by_dir[dir]++;
     }
 }
@@ -113,7 +128,13 @@ typedef struct advice_ctx {
     const gt_process_info *p;
     gt_advice *out;
     size_t n;
+    enum gt_language lang; /* whose terms the fixes are in */
 } advice_ctx;
+
+static const char *fix(const advice_ctx *c, enum gt_fix f)
+{
+    return gt_advice_fix(f, c->lang);
+}
 
 static void say(advice_ctx *c, const char *rule, uint64_t count, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -165,11 +186,10 @@ static void pageable_async_memcpy(advice_ctx *c, const gt_advice_tally *t)
     char site[GT_ADVICE_SITE_MAX];
     say(c, "pageable-async-memcpy", t->count,
         "%" PRIu64 " async %s (%s) used pageable host memory, so the driver ran %s synchronously: "
-        "allocate those host buffers pinned (cudaMallocHost, cuMemHostAlloc) or pin them with "
-        "cudaHostRegister. Largest: %s %s of %s%s.",
+        "%s. Largest: %s %s of %s%s.",
         t->count, noun(t->count, "copy", "copies"), gt_format_bytes(t->bytes, u.a, sizeof u.a),
-        noun(t->count, "it", "them"), api_name(c, t->worst.api), gt_copy_dir_name(t->worst.dir),
-        gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
+        noun(t->count, "it", "them"), fix(c, GT_FIX_PINNED), api_name(c, t->worst.api),
+        gt_copy_dir_name(t->worst.dir), gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
         from_site(c, t->worst.site, site, sizeof site));
 }
 
@@ -179,11 +199,10 @@ static void sync_memcpy(advice_ctx *c, const gt_advice_tally *t)
     units u;
     char site[GT_ADVICE_SITE_MAX];
     say(c, "sync-memcpy", t->count,
-        "%" PRIu64 " synchronous %s over 64 KiB blocked the host for %s: use async copies from "
-        "pinned memory on a stream so that they overlap with GPU work. Longest: %s %s of %s, "
-        "%s%s.",
+        "%" PRIu64 " synchronous %s over 64 KiB blocked the host for %s: %s. Longest: %s %s of "
+        "%s, %s%s.",
         t->count, noun(t->count, "copy", "copies"), gt_format_ns(t->ns, u.a, sizeof u.a),
-        api_name(c, t->worst.api), gt_copy_dir_name(t->worst.dir),
+        fix(c, GT_FIX_ASYNC_COPY), api_name(c, t->worst.api), gt_copy_dir_name(t->worst.dir),
         gt_format_bytes(t->worst.bytes, u.b, sizeof u.b),
         gt_format_ns(t->worst.ns, u.c, sizeof u.c), from_site(c, t->worst.site, site, sizeof site));
 }
@@ -196,11 +215,18 @@ static void small_memcpy(advice_ctx *c, const gt_advice_acc *a)
     for (unsigned d = 1; d < GT_DIR_COUNT; d++)
         if (a->small_by_dir[d] > a->small_by_dir[most]) most = d;
     units u;
+    char waited[192] = "";
+    if (t->wait_ns)
+        snprintf(waited, sizeof waited,
+                 " Their calls also waited %s for GPU work queued before them (a synchronous or "
+                 "pageable copy waits for its stream): that time is that work's, not theirs.",
+                 gt_format_ns(t->wait_ns, u.c, sizeof u.c));
     say(c, "small-memcpy", t->count,
-        "%" PRIu64 " copies under 4 KiB (%s in all, %s of host time) each paid the fixed cost of "
-        "a copy: gather them into fewer, larger copies. Most were %s: %" PRIu64 " copies.",
+        "%" PRIu64 " copies under 4 KiB (%s in all, %s of host time in the copies themselves) "
+        "each paid the fixed cost of a copy: gather them into fewer, larger copies. Most were %s: "
+        "%" PRIu64 " copies.%s",
         t->count, gt_format_bytes(t->bytes, u.a, sizeof u.a), gt_format_ns(t->ns, u.b, sizeof u.b),
-        gt_copy_dir_name(most), a->small_by_dir[most]);
+        gt_copy_dir_name(most), a->small_by_dir[most], waited);
 }
 
 /* Kernels whose median GPU time is under GT_ADVICE_SMALL_KERNEL_NS, from
@@ -240,13 +266,11 @@ static void small_kernels(advice_ctx *c)
         "%" PRIu64 " launches of kernels that took under 25 us on the GPU (medians; %s of GPU "
         "time in "
         "all, %s of host time in their launch calls%s): at that size a kernel's fixed costs, its "
-        "launch on the host and its start on the GPU, are a large share of its work: fuse "
-        "kernels or give each more work, or capture the sequence into a CUDA graph once and "
-        "launch the graph (cudaStreamBeginCapture, cudaGraphLaunch). Most launched: %s, %" PRIu64
-        " launches, %s each (median).",
+        "launch on the host and its start on the GPU, are a large share of its work: %s. Most "
+        "launched: %s, %" PRIu64 " launches, %s each (median).",
         launches, gt_format_ns(gpu_ns, u.a, sizeof u.a),
-        gt_format_ns(host_ns_total, u.b, sizeof u.b), waited,
-        shown, most->calls, gt_format_ns(most_med, u.c, sizeof u.c));
+        gt_format_ns(host_ns_total, u.b, sizeof u.b), waited, fix(c, GT_FIX_GRAPH), shown,
+        most->calls, gt_format_ns(most_med, u.c, sizeof u.c));
     free(name);
     free(label);
 }
@@ -269,25 +293,89 @@ static void sync_api(advice_ctx *c, const gt_advice_tally *t)
         snprintf(share, sizeof share, " (%.1f%% of the %s time)", 100.0 * t->ns / wall,
                  captured ? "captured" : "wall");
     say(c, "sync-api", t->count,
-        "%" PRIu64 " synchronize calls blocked the host for %s%s: synchronize only where the host "
-        "needs the results, and order work with streams and events instead. Longest: %s, %s.",
-        t->count, gt_format_ns(t->ns, u.a, sizeof u.a), share, api_name(c, t->worst.api),
+        "%" PRIu64 " synchronize calls blocked the host for %s%s: %s. Longest: %s, %s.", t->count,
+        gt_format_ns(t->ns, u.a, sizeof u.a), share, fix(c, GT_FIX_SYNC), api_name(c, t->worst.api),
         gt_format_ns(t->worst.ns, u.b, sizeof u.b));
+}
+
+/* " Only memcpy was recorded (-c): ...": which GPU work the gaps are
+ * between, when some was not recorded; "" when all was. */
+static void recorded_work(const gt_report *r, char *buf, size_t cap)
+{
+    char work[64];
+    gt_report_work_recorded(r, work, sizeof work);
+    buf[0] = '\0';
+    if (work[0])
+        snprintf(buf, cap,
+                 " Only %s %s recorded (-c): the GPU may have run other work in these "
+                 "gaps.",
+                 work, strchr(work, ' ') ? "were" : "was");
 }
 
 static void gpu_idle(advice_ctx *c)
 {
-    gt_gpu_gaps g;
-    gt_gpu_busy_gaps(&c->r->busy, &g);
-    if (!g.count) return;
+    gt_gpu_gaps g[GT_GAP_CAUSES];
+    gt_gpu_busy_gaps(&c->r->busy, g);
+    int captured = 0;
+    uint64_t seen = gt_report_observed_ns(c->r, wall_ns(c->p), &captured);
+    /* A share of the time observed, stable where a few gaps near 1 ms come
+     * and go between runs (with no wall time known: any gap). */
+    uint64_t floor_ns = seen * GT_ADVICE_GPU_IDLE_MIN_SHARE_PCT / 100;
+    bool idle = g[GT_GAP_IDLE].count && g[GT_GAP_IDLE].total_ns >= floor_ns;
+    uint64_t made_ns = g[GT_GAP_CODE].total_ns + g[GT_GAP_STARTUP].total_ns;
+    bool made = made_ns && made_ns >= floor_ns;
+    if (!idle && !made) return;
     units u;
     uint64_t start = c->p ? c->p->start_ns : 0;
-    uint64_t at = g.largest_start > start ? g.largest_start - start : 0;
-    say(c, "gpu-idle", g.count,
-        "%" PRIu64 " %s over 1 ms left the GPU idle between its work (%s in all): keep work "
-        "queued, overlapping host work and copies with kernels on streams. Largest: %s at +%s.",
-        g.count, noun(g.count, "gap", "gaps"), gt_format_ns(g.total_ns, u.a, sizeof u.a),
-        gt_format_ns(g.largest_ns, u.b, sizeof u.b), gt_format_ns(at, u.c, sizeof u.c));
+    char first[384] = "", others[384] = "", note[160];
+    const gt_gpu_gaps *lead = idle ? &g[GT_GAP_IDLE] : &g[GT_GAP_CODE];
+    if (!idle && !g[GT_GAP_CODE].count) lead = &g[GT_GAP_STARTUP];
+    uint64_t at = lead->largest_start > start ? lead->largest_start - start : 0;
+    if (idle) {
+        char share[48] = "";
+        if (seen)
+            snprintf(share, sizeof share, ", %.1f%% of the %s time",
+                     100.0 * (double)g[GT_GAP_IDLE].total_ns / (double)seen,
+                     captured ? "captured" : "wall");
+        snprintf(first, sizeof first,
+                 "%" PRIu64 " %s over 1 ms left the GPU idle between its work (%s in all%s): %s. "
+                 "Largest: %s at +%s.",
+                 g[GT_GAP_IDLE].count, noun(g[GT_GAP_IDLE].count, "gap", "gaps"),
+                 gt_format_ns(g[GT_GAP_IDLE].total_ns, u.a, sizeof u.a), share,
+                 fix(c, GT_FIX_OVERLAP), gt_format_ns(lead->largest_ns, u.b, sizeof u.b),
+                 gt_format_ns(at, u.c, sizeof u.c));
+    }
+    /* Idle while code was made, or before the first kernel, is start-up
+     * cost: named as such, not as a queue to keep full. */
+    size_t len = 0;
+    if (g[GT_GAP_CODE].count)
+        len += (size_t)snprintf(others + len, sizeof others - len,
+                                "%s while code was compiled or loaded (%" PRIu64 " %s)",
+                                gt_format_ns(g[GT_GAP_CODE].total_ns, u.a, sizeof u.a),
+                                g[GT_GAP_CODE].count, noun(g[GT_GAP_CODE].count, "gap", "gaps"));
+    if (g[GT_GAP_STARTUP].count && len < sizeof others)
+        snprintf(others + len, sizeof others - len, "%s%s at start-up, before the first kernel",
+                 len ? " and " : "", gt_format_ns(g[GT_GAP_STARTUP].total_ns, u.b, sizeof u.b));
+    char largest[96] = "";
+    if (!idle)
+        snprintf(largest, sizeof largest, " Largest: %s at +%s.",
+                 gt_format_ns(lead->largest_ns, u.a, sizeof u.a),
+                 gt_format_ns(at, u.c, sizeof u.c));
+    recorded_work(c->r, note, sizeof note);
+    uint64_t count =
+        (idle ? g[GT_GAP_IDLE].count : 0) + g[GT_GAP_CODE].count + g[GT_GAP_STARTUP].count;
+    if (idle && others[0])
+        say(c, "gpu-idle", count,
+            "%s Besides, the GPU waited %s: start-up cost, not a queue "
+            "to keep full.%s",
+            first, others, note);
+    else if (idle)
+        say(c, "gpu-idle", count, "%s%s", first, note);
+    else
+        say(c, "gpu-idle", count,
+            "The GPU waited %s: start-up cost, not a queue to keep full; the compile and "
+            "module tables (and ptx-jit, if it fired) say what took the time.%s%s",
+            others, largest, note);
 }
 
 /* Where PTX came from, in words, and the fix that fits (%1$s: the
@@ -436,7 +524,7 @@ size_t gt_report_advice(const gt_report *r, const gt_process_info *p,
             if (rule_shown(r, r->loaded->advice[i].rule)) out[n++] = r->loaded->advice[i];
         return n;
     }
-    advice_ctx c = {r, p, out, 0};
+    advice_ctx c = {r, p, out, 0, gt_report_language(r, p)};
     const gt_advice_acc *a = &r->advice;
     if (gt_report_enabled(r, GT_CAT_MEMCPY)) {
         pageable_async_memcpy(&c, &a->pageable_async);

@@ -19,8 +19,12 @@
  *   sync-api               GT_ADVICE_SYNC_API_MIN_CALLS synchronize calls or
  *                          more, blocking the host for at least
  *                          GT_ADVICE_SYNC_API_MIN_SHARE_PCT % of the wall time
- *   gpu-idle               a gap of more than GT_GPU_IDLE_GAP_NS between GPU
- *                          work (gpu_busy.h)
+ *   gpu-idle               gaps of more than GT_GPU_IDLE_GAP_NS between GPU
+ *                          work (gpu_busy.h) taking at least
+ *                          GT_ADVICE_GPU_IDLE_MIN_SHARE_PCT % of the time
+ *                          observed, those the program could fill named
+ *                          apart from those spent compiling or loading code
+ *                          and at start-up
  *   ptx-jit                a module loaded from PTX (the driver compiles it);
  *                          the fix named is the one for where the PTX of the
  *                          most JIT time came from (enum gt_ptx_source)
@@ -29,7 +33,8 @@
  *                          and destructors too) nor released with its
  *                          context (destroyed or reset)
  * Each counts its occurrences and names the worst one. A rule whose
- * category is disabled stays silent. */
+ * category is disabled stays silent. Fixes are phrased for the language
+ * the work came from (language.h). */
 #ifndef GT_ADVICE_H
 #define GT_ADVICE_H
 
@@ -51,8 +56,13 @@
  * of the work or more, and 1000 such launches are a habit, not a warm-up. */
 #define GT_ADVICE_SMALL_KERNEL_NS 25000u
 #define GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES 1000u
+/* gpu-idle: gaps the program could fill, taking at least this share of
+ * the time observed. A gap near GT_GPU_IDLE_GAP_NS counts on some runs and
+ * not on others; advice that rests on a few such gaps would come and go
+ * with them, and a few ms in a long run are not worth a change. */
+#define GT_ADVICE_GPU_IDLE_MIN_SHARE_PCT 5u
 #define GT_ADVICE_RULES 8u
-#define GT_ADVICE_MESSAGE_MAX 512u
+#define GT_ADVICE_MESSAGE_MAX 1024u
 
 /* One event kept as a rule's example. */
 typedef struct gt_advice_example {
@@ -67,7 +77,8 @@ typedef struct gt_advice_example {
 typedef struct gt_advice_tally {
     uint64_t count;
     uint64_t bytes;
-    uint64_t ns;
+    uint64_t ns;      /* host time; small copies: without the wait below */
+    uint64_t wait_ns; /* small copies: host time spent waiting for earlier GPU work */
     gt_advice_example worst;
 } gt_advice_tally;
 

@@ -142,6 +142,14 @@ static void note_stream_thread(gt_report *r, const gt_event *ev)
     }
 }
 
+/* The category GPU work counts in. */
+static enum gt_category work_category(const gt_event *ev)
+{
+    return ev->kind == GT_EV_MEMCPY   ? GT_CAT_MEMCPY
+           : ev->kind == GT_EV_MEMSET ? GT_CAT_MEMSET
+                                      : GT_CAT_KERNEL;
+}
+
 /* Where the work was launched from (callsite_table.h): its GPU time, as
  * its row counts it. */
 static void add_site_work(gt_report *r, const gt_event *ev)
@@ -153,8 +161,12 @@ static void add_site_work(gt_report *r, const gt_event *ev)
 
 static void add_gpu_work(gt_report *r, const gt_event *ev)
 {
-    if ((ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED) {
+    /* GPU busy time is that of the work recorded: of the categories on. */
+    if ((ev->flags & (GT_EVF_GPU_TIMED | GT_EVF_CAPTURED)) == GT_EVF_GPU_TIMED &&
+        gt_report_enabled(r, work_category(ev))) {
         gt_gpu_busy_add(&r->busy, ev->gpu_start, ev->gpu_end);
+        if (ev->kind != GT_EV_MEMCPY && ev->kind != GT_EV_MEMSET)
+            gt_gpu_busy_kernel(&r->busy, ev->gpu_start);
         note_stream_thread(r, ev);
     }
     uint64_t start, end;
@@ -283,6 +295,9 @@ void gt_report_add(gt_report *r, const gt_event *ev)
     if (r->nvtx.nthreads && gt_report_enabled(r, GT_CAT_NVTX))
         gt_nvtx_observe(&r->nvtx, &r->tables[GT_CAT_NVTX], ev);
     if (gt_kind_is_gpu_work(ev->kind)) add_gpu_work(r, ev);
+    /* What the GPU waited for while code was made (gpu_busy.h). */
+    if (ev->kind == GT_EV_COMPILE || ev->kind == GT_EV_MODULE)
+        gt_gpu_busy_code(&r->busy, ev->host_start, ev->host_end);
     if (ev->site && ev->result == 0 && gt_kind_is_gpu_work(ev->kind)) add_site_work(r, ev);
     add_category(r, ev);
     /* A blocking copy or memset is also time the host spent waiting. */

@@ -38,11 +38,23 @@ static int escaped_byte(const char *s)
     return b > 0x20 && b != 0x7f && !ident_char((char)b) ? b : -1;
 }
 
-/* Numba's names: its kernels live in the namespace "cudapy" and carry an
- * ABI tag "v<n>" (a unique number) on the function's name. */
-static bool is_numba(const char *s)
+/* Python's names for what has no name of its own, as Numba escapes them
+ * in a qualified name ("build_kernel.<locals>.kernel" becomes
+ * "build_kernel::_3clocals_3e::kernel"). */
+static const char *const python_scopes[] = {"_3clocals_3e",   "_3clambda_3e",  "_3clistcomp_3e",
+                                            "_3cdictcomp_3e", "_3csetcomp_3e", "_3cgenexpr_3e"};
+
+/* Numba's names: a kernel Numba compiled for itself lives in the namespace
+ * "cudapy" and carries an ABI tag "v<n>" (a unique number) on the
+ * function's name; one it compiled for link-time optimisation, or that a
+ * library built with it names otherwise, has neither, but a nested
+ * function's name holds an escaped Python scope. */
+bool gt_name_is_numba(const char *s)
 {
-    return strncmp(s, "cudapy::", 8) == 0 || strstr(s, "[abi:v") != NULL;
+    if (strncmp(s, "cudapy::", 8) == 0 || strstr(s, "[abi:v") != NULL) return true;
+    for (size_t i = 0; i < sizeof python_scopes / sizeof python_scopes[0]; i++)
+        if (strstr(s, python_scopes[i])) return true;
+    return false;
 }
 
 /* Numba's "_3clocals_3e" back to "<locals>", in place: one escaped ASCII
@@ -162,8 +174,17 @@ char *gt_display_name(const char *full)
 {
     char *s = strdup(full ? full : "");
     if (!s) return NULL;
-    if (is_numba(s)) unescape_numba(s);
+    if (gt_name_is_numba(s)) unescape_numba(s);
     drop_signature(s);
+    drop_groups(s, true);
+    return s;
+}
+
+char *gt_verbose_name(const char *full)
+{
+    char *s = strdup(full ? full : "");
+    if (!s || !gt_name_is_numba(s)) return s;
+    unescape_numba(s);
     drop_groups(s, true);
     return s;
 }

@@ -7,6 +7,7 @@
 #ifndef GT_DISPLAY_NAME_H
 #define GT_DISPLAY_NAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The readable form of a demangled kernel name (JSON "display_name"), in
@@ -15,6 +16,16 @@
  * are a counter and a hash of its flags). A name that is no C++
  * signature comes back as it is. */
 char *gt_display_name(const char *full);
+
+/* The whole name, signature included, as verbose output shows it: a
+ * Numba name (gt_name_is_numba) with its escapes undone and its ABI tags
+ * (a counter and a hash of its flags, some 60 characters) dropped; any
+ * other name as it is. A new string, NULL when out of memory. */
+char *gt_verbose_name(const char *full);
+
+/* Whether a demangled name is one Numba made: its escapes ("_3c" for
+ * '<') are then undone in every form shown. */
+bool gt_name_is_numba(const char *full);
 
 /* A readable form cut to `width` columns, in a new string: template
  * arguments dropped, then leading namespaces ("...::solver::step"), as far

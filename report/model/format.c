@@ -26,7 +26,7 @@ static char *format_scaled(uint64_t v, double step, const char *const *units, un
 
 char *gt_format_ns(uint64_t ns, char *buf, size_t cap)
 {
-    static const char *const units[] = {"ns", "\xC2\xB5s", "ms", "s"};
+    static const char *const units[] = {"ns", "us", "ms", "s"};
     return format_scaled(ns, 1000.0, units, 4, buf, cap);
 }
 

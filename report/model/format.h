@@ -1,5 +1,6 @@
-/* Readable units for people: three significant digits, ns/µs/ms/s and
- * B/KiB/MiB/GiB/TiB. The result is written to buf and returned. */
+/* Readable units for people: three significant digits, ns/us/ms/s (ASCII,
+ * as every message spells them) and B/KiB/MiB/GiB/TiB. The result is
+ * written to buf and returned. */
 #ifndef GT_FORMAT_H
 #define GT_FORMAT_H
 

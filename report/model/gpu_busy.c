@@ -24,10 +24,38 @@ static bool fenced(const gt_gpu_busy *b, uint64_t from, uint64_t to)
     return lo < b->nfences && b->fences[lo] <= to;
 }
 
-static void note_gap(const gt_gpu_busy *b, gt_gpu_gaps *g, uint64_t from, uint64_t to)
+/* How much of [from, to) compiles and module loads covered. */
+static uint64_t code_overlap(const gt_gpu_busy *b, uint64_t from, uint64_t to)
+{
+    uint32_t lo = 0, hi = b->ncode;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->code[mid].end <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t covered = 0;
+    for (uint32_t i = lo; i < b->ncode && b->code[i].start < to; i++) {
+        uint64_t s = b->code[i].start > from ? b->code[i].start : from;
+        uint64_t e = b->code[i].end < to ? b->code[i].end : to;
+        covered += e - s;
+    }
+    return covered;
+}
+
+static enum gt_gap_cause cause_of(const gt_gpu_busy *b, uint64_t from, uint64_t to)
+{
+    if (2 * code_overlap(b, from, to) >= to - from) return GT_GAP_CODE;
+    if (b->first_kernel && to <= b->first_kernel) return GT_GAP_STARTUP;
+    return GT_GAP_IDLE;
+}
+
+static void note_gap(const gt_gpu_busy *b, gt_gpu_gaps *gaps, uint64_t from, uint64_t to)
 {
     uint64_t len = to - from;
     if (len <= GT_GPU_IDLE_GAP_NS || fenced(b, from, to)) return;
+    gt_gpu_gaps *g = &gaps[cause_of(b, from, to)];
     g->count++;
     g->total_ns += len;
     if (len > g->largest_ns) {
@@ -39,7 +67,7 @@ static void note_gap(const gt_gpu_busy *b, gt_gpu_gaps *g, uint64_t from, uint64
 static void retire_first(gt_gpu_busy *b)
 {
     gt_interval *first = at(b, 0);
-    if (b->retired_any) note_gap(b, &b->retired_gaps, b->horizon, first->start);
+    if (b->retired_any) note_gap(b, b->retired_gaps, b->horizon, first->start);
     b->retired_ns += first->end - first->start;
     b->horizon = first->end;
     uint32_t old = 0;
@@ -115,10 +143,44 @@ void gt_gpu_busy_fence(gt_gpu_busy *b, uint64_t time)
     b->nfences++;
 }
 
+void gt_gpu_busy_code(gt_gpu_busy *b, uint64_t start, uint64_t end)
+{
+    if (end <= start || (b->retired_any && end <= b->horizon)) return;
+    if (!b->code) {
+        b->code = malloc(GT_GPU_BUSY_CODE_SPANS * sizeof(*b->code));
+        if (!b->code) return;
+    }
+    /* Most come in time order: the search runs from the end. */
+    uint32_t i = b->ncode;
+    while (i > 0 && b->code[i - 1].end >= start)
+        i--;
+    uint32_t j = i;
+    while (j < b->ncode && b->code[j].start <= end)
+        j++;
+    if (j > i) { /* [i, j) overlap or touch it: merged into slot i */
+        if (b->code[i].start < start) start = b->code[i].start;
+        if (b->code[j - 1].end > end) end = b->code[j - 1].end;
+        memmove(&b->code[i + 1], &b->code[j], (b->ncode - j) * sizeof(*b->code));
+        b->ncode -= j - i - 1;
+    } else if (b->ncode < GT_GPU_BUSY_CODE_SPANS) {
+        memmove(&b->code[i + 1], &b->code[i], (b->ncode - i) * sizeof(*b->code));
+        b->ncode++;
+    } else {
+        return;
+    }
+    b->code[i] = (gt_interval){start, end};
+}
+
+void gt_gpu_busy_kernel(gt_gpu_busy *b, uint64_t start)
+{
+    if (!b->first_kernel || start < b->first_kernel) b->first_kernel = start;
+}
+
 void gt_gpu_busy_free(gt_gpu_busy *b)
 {
     free(b->ring);
     free(b->fences);
+    free(b->code);
     memset(b, 0, sizeof(*b));
 }
 
@@ -130,9 +192,9 @@ uint64_t gt_gpu_busy_ns(const gt_gpu_busy *b)
     return total;
 }
 
-void gt_gpu_busy_gaps(const gt_gpu_busy *b, gt_gpu_gaps *out)
+void gt_gpu_busy_gaps(const gt_gpu_busy *b, gt_gpu_gaps out[GT_GAP_CAUSES])
 {
-    *out = b->retired_gaps;
+    memcpy(out, b->retired_gaps, sizeof b->retired_gaps);
     for (uint32_t i = 0; i < b->n; i++) {
         if (i > 0)
             note_gap(b, out, at(b, i - 1)->end, at(b, i)->start);

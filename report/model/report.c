@@ -110,3 +110,23 @@ void gt_report_finish(gt_report *r, uint64_t end_ns)
     gt_memory_finish(&r->memory);
     gt_callsites_settle(&r->callsites);
 }
+
+void gt_report_work_recorded(const gt_report *r, char *buf, size_t cap)
+{
+    static const enum gt_category work[] = {GT_CAT_KERNEL, GT_CAT_MEMCPY, GT_CAT_MEMSET};
+    unsigned on = 0;
+    size_t len = 0;
+    if (!cap) return;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof work / sizeof work[0]; i++)
+        on += gt_report_enabled(r, work[i]);
+    if (on == sizeof work / sizeof work[0]) return;
+    if (!on) {
+        snprintf(buf, cap, "none");
+        return;
+    }
+    for (size_t i = 0; i < sizeof work / sizeof work[0] && len < cap; i++)
+        if (gt_report_enabled(r, work[i]))
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? " and " : "",
+                                    gt_category_name(work[i]));
+}

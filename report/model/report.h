@@ -150,6 +150,11 @@ void gt_report_capture(const gt_report *r, uint64_t wall_ns, gt_capture_info *ou
  * (*captured set), else wall_ns. */
 uint64_t gt_report_observed_ns(const gt_report *r, uint64_t wall_ns, int *captured);
 
+/* The GPU-work categories recorded when -c left some out, in words
+ * ("memcpy", "kernel and memset"); "" when all are recorded. GPU busy
+ * time and idle gaps are of this work only. */
+void gt_report_work_recorded(const gt_report *r, char *buf, size_t cap);
+
 /* In words, without the "capture: " the summary puts before it:
  * "profiler-api, 3 windows, 1.24 s of 9.87 s", the delay and duration
  * after the mode, or with no window why nothing was recorded. Holds the
@@ -191,11 +196,17 @@ const gt_process_info *gt_report_process(const gt_report *r);
 int gt_report_write_json(const gt_report *r, const gt_process_info *p, FILE *out);
 
 /* The terminal summary (SPEC §5) at verbosity v: nothing at none; a
- * header, the tables (top rows, names cut to fit 120 columns) and the
- * advice at default; every row, whole names, the NVTX tree and the
- * largest leaks at verbose; also the report's own diagnostics at debug.
- * Returns 0, or -1 after a write error or when rows had to be left out
- * for want of memory. */
+ * header, the tables (top rows, lines fit `width` columns: the StdDev,
+ * Min and Max columns left out, then names cut, as far as needed) and the
+ * advice at default; every row and column, whole names, the NVTX tree and
+ * the largest leaks at verbose; also the report's own diagnostics at
+ * debug. width 0: 120 (a file's, or a terminal's of unknown width);
+ * under 40 counts as 40. Returns 0, or -1 after a write error or when
+ * rows had to be left out for want of memory. */
+int gt_report_write_summary_fit(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
+                                unsigned width, FILE *out);
+
+/* The same, 120 columns wide. */
 int gt_report_write_summary_at(const gt_report *r, const gt_process_info *p, enum gt_verbosity v,
                                FILE *out);
 

@@ -13,8 +13,8 @@
 #include "stats.h"
 #include "table.h"
 
-static const char *const verdict_names[GT_DIFF_VERDICTS] = {"slower", "new", "faster", "gone",
-                                                            "same"};
+static const char *const verdict_names[GT_DIFF_VERDICTS] = {"slower", "new",  "moved",
+                                                            "faster", "gone", "same"};
 
 const char *gt_diff_verdict_name(enum gt_diff_verdict v)
 {
@@ -24,6 +24,11 @@ const char *gt_diff_verdict_name(enum gt_diff_verdict v)
 const char *gt_diff_row_category(const gt_diff_row *r)
 {
     return r->mark ? "nvtx_mark" : r->rate ? "nvtx_rate" : gt_category_name(r->cat);
+}
+
+static bool worse(enum gt_diff_verdict v)
+{
+    return v == GT_DIFF_SLOWER || v == GT_DIFF_NEW;
 }
 
 static gt_diff_side side_of(const gt_row *row)
@@ -54,8 +59,31 @@ static void judge(gt_diff_row *row, const gt_diff_options *opt)
         row->verdict = GT_DIFF_FASTER;
     else
         row->verdict = GT_DIFF_SAME;
-    bool worse = row->verdict == GT_DIFF_SLOWER || row->verdict == GT_DIFF_NEW;
-    row->fails = worse && a >= opt->min_ns;
+    row->fails = worse(row->verdict) && a >= opt->min_ns;
+}
+
+/* Rows [from, to) of one category: when some of them shrank or went and
+ * the category's total did not grow past the threshold, the rows that
+ * grew or appeared took over their work: moved, not slower. */
+static void judge_moves(gt_diff *d, size_t from, size_t to)
+{
+    uint64_t before = 0, after = 0;
+    bool shrank = false;
+    for (size_t i = from; i < to; i++) {
+        before += d->rows[i].before.total;
+        after += d->rows[i].after.total;
+        shrank |= d->rows[i].verdict == GT_DIFF_FASTER || d->rows[i].verdict == GT_DIFF_GONE;
+    }
+    if (!shrank || (double)after > (double)before * (1.0 + d->opt.threshold_pct / 100.0)) return;
+    for (size_t i = from; i < to; i++) {
+        gt_diff_row *row = &d->rows[i];
+        if (row->mark || !worse(row->verdict)) continue;
+        d->count[row->verdict]--;
+        d->failing -= row->fails;
+        row->verdict = GT_DIFF_MOVED;
+        row->fails = false;
+        d->count[GT_DIFF_MOVED]++;
+    }
 }
 
 static uint64_t moved(const gt_diff_row *r)
@@ -162,6 +190,16 @@ static gt_diff_run run_of(const gt_report *r, const char *file)
     return run;
 }
 
+/* The GPU busy total, the headline: it fails the gate when it grew past
+ * the threshold by min_ns or more. */
+static void judge_gpu_busy(gt_diff *d)
+{
+    uint64_t b = d->base.gpu_busy_ns, a = d->next.gpu_busy_ns;
+    d->gpu_compared = (d->opt.categories & GT_DIFF_DEFAULT_CATEGORIES) != 0;
+    d->gpu_busy_fails = d->gpu_compared && a > b && a - b >= d->opt.min_ns &&
+                        (b == 0 || (double)(a - b) * 100.0 > (double)b * d->opt.threshold_pct);
+}
+
 int gt_diff_reports(const gt_report *base, const gt_report *next, const char *base_file,
                     const char *next_file, const gt_diff_options *opt, gt_diff *out)
 {
@@ -169,13 +207,22 @@ int gt_diff_reports(const gt_report *base, const gt_report *next, const char *ba
     out->opt = *opt;
     out->base = run_of(base, base_file);
     out->next = run_of(next, next_file);
+    if (opt->min_ns == GT_DIFF_MIN_AUTO) {
+        uint64_t share = out->base.gpu_busy_ns / 100 * GT_DIFF_MIN_SHARE_PCT;
+        out->opt.min_ns = share > GT_DIFF_MIN_FLOOR_NS ? share : GT_DIFF_MIN_FLOOR_NS;
+    }
     size_t cap = 0;
     for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
         if (c == GT_CAT_MEMORY || !(opt->categories & GT_CAT_BIT(c))) continue;
+        size_t from = out->nrows;
         if (compare_table(out, &cap, base, next, c, true) != 0 ||
-            compare_table(out, &cap, next, base, c, false) != 0 ||
-            (c == GT_CAT_NVTX && (compare_marks(out, &cap, base, next, true) != 0 ||
-                                  compare_marks(out, &cap, next, base, false) != 0))) {
+            compare_table(out, &cap, next, base, c, false) != 0) {
+            gt_diff_free(out);
+            return -1;
+        }
+        judge_moves(out, from, out->nrows);
+        if (c == GT_CAT_NVTX && (compare_marks(out, &cap, base, next, true) != 0 ||
+                                 compare_marks(out, &cap, next, base, false) != 0)) {
             gt_diff_free(out);
             return -1;
         }
@@ -185,6 +232,7 @@ int gt_diff_reports(const gt_report *base, const gt_report *next, const char *ba
         gt_diff_free(out);
         return -1;
     }
+    judge_gpu_busy(out);
     if (out->nrows) qsort(out->rows, out->nrows, sizeof(*out->rows), by_move);
     out->names = base->names;
     if (gt_diff_checksums_compare(base, next, &out->checksums) != 0) {

@@ -6,12 +6,17 @@
  *
  * Verdicts: `new` (only in the new report), `gone` (only in the base),
  * `slower` / `faster` when the total changed by more than the threshold,
- * `same` otherwise. A slower or new row fails the gate (diff exits 1)
- * unless its new total is below min_ns: time the base did not spend is
- * time added, whether a row grew or appeared. NVTX marks are matched
- * by domain and name after the NVTX rows (category "nvtx_mark"): they
- * have counts, no time, so they are new, gone or the same and never fail
- * the gate. Memory devices are not compared.
+ * `same` otherwise; `moved` for a row that grew or appeared in a category
+ * whose total did not grow past the threshold while other rows of it
+ * shrank or went: work that moved between rows (a copy kind that became
+ * another, as pinning pageable buffers does), not time added. A slower or
+ * new row fails the gate (diff exits 1) unless its new total is below
+ * min_ns: time the base did not spend is time added, whether a row grew or
+ * appeared. So does the GPU busy total, when GPU work is compared and it
+ * grew past the threshold by min_ns or more: it is the headline. NVTX
+ * marks are matched by domain and name after the NVTX rows (category
+ * "nvtx_mark"): they have counts, no time, so they are new, gone or the
+ * same and never fail the gate. Memory devices are not compared.
  *
  * Rates (diff_rates.c, category "nvtx_rate"): for an NVTX range in both
  * reports, each payload number both give per second of the range's GPU
@@ -33,10 +38,20 @@
 struct gt_json;
 
 #define GT_DIFF_DEFAULT_THRESHOLD_PCT 5.0
+/* By default GPU-timed rows (SPEC §12): what the GPU did, measured by the
+ * GPU; host times vary from run to run with the machine's load. */
+#define GT_DIFF_DEFAULT_CATEGORIES                                                                 \
+    (GT_CAT_BIT(GT_CAT_KERNEL) | GT_CAT_BIT(GT_CAT_MEMCPY) | GT_CAT_BIT(GT_CAT_MEMSET))
+/* The default min_ns: 1% of the base's GPU busy time, at least this: a row
+ * that small moves by noise alone (a few launches' jitter). */
+#define GT_DIFF_MIN_SHARE_PCT 1u
+#define GT_DIFF_MIN_FLOOR_NS 20000u
+#define GT_DIFF_MIN_AUTO UINT64_MAX /* min_ns: the default above */
 
 enum gt_diff_verdict {
     GT_DIFF_SLOWER,
     GT_DIFF_NEW,
+    GT_DIFF_MOVED,
     GT_DIFF_FASTER,
     GT_DIFF_GONE,
     GT_DIFF_SAME,
@@ -45,7 +60,7 @@ enum gt_diff_verdict {
 
 typedef struct gt_diff_options {
     double threshold_pct; /* a change within +-threshold is the same */
-    uint64_t min_ns;      /* rows with a smaller new total never fail the gate */
+    uint64_t min_ns;      /* rows with a smaller new total never fail the gate; GT_DIFF_MIN_AUTO */
     unsigned categories;  /* GT_CAT_BIT mask of the categories compared */
 } gt_diff_options;
 
@@ -109,15 +124,23 @@ typedef struct gt_diff_checksums {
 } gt_diff_checksums;
 
 typedef struct gt_diff {
-    gt_diff_options opt;
+    gt_diff_options opt; /* min_ns as applied (the default worked out) */
     gt_diff_run base, next;
     gt_diff_row *rows; /* by category, then by how much the total moved */
     size_t nrows;
     size_t count[GT_DIFF_VERDICTS];
-    size_t failing;
+    size_t failing;      /* rows */
+    bool gpu_compared;   /* a GPU-timed category is among those compared */
+    bool gpu_busy_fails; /* the GPU busy total grew past the threshold and min_ns */
     gt_diff_checksums checksums;
     const gt_strtab *names; /* the reports' names (call sites) */
 } gt_diff;
+
+/* Whether the comparison fails the gate. */
+static inline bool gt_diff_fails(const gt_diff *d)
+{
+    return d->failing || d->gpu_busy_fails;
+}
 
 /* Compares two reports whose names share one string table (the keys
  * then compare as they are). 0, or -1 when out of memory. */
@@ -149,9 +172,10 @@ void gt_diff_checksums_write_json(const gt_diff_checksums *d, const gt_strtab *n
 const char *gt_diff_row_category(const gt_diff_row *r);
 
 /* Text: the header, the verdict, and per category a table of the rows
- * that changed (every row when all is set). JSON and CSV: every row.
+ * that changed (every row, whole, when all is set), fitting width
+ * columns (0: 120). JSON and CSV: every row.
  * Each returns 0, or -1 after a write error. */
-int gt_diff_write_text(const gt_diff *d, bool all, FILE *out);
+int gt_diff_write_text(const gt_diff *d, bool all, unsigned width, FILE *out);
 int gt_diff_write_json(const gt_diff *d, FILE *out);
 int gt_diff_write_csv(const gt_diff *d, FILE *out);
 

@@ -33,17 +33,30 @@ static void header_line(FILE *out, const char *what, uint64_t before, uint64_t a
             gt_format_ns(after, a, sizeof a), percent(change(before, after), pct, sizeof pct));
 }
 
+/* "kernel, memcpy, memset": the categories compared. */
+static void write_categories(FILE *out, unsigned categories)
+{
+    const char *sep = "";
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++) {
+        if (c == GT_CAT_MEMORY || !(categories & GT_CAT_BIT(c))) continue;
+        fprintf(out, "%s%s", sep, gt_category_name(c));
+        sep = ", ";
+    }
+}
+
 static void write_header(const gt_diff *d, FILE *out)
 {
     char *base = gt_text_safe(d->base.file), *next = gt_text_safe(d->next.file);
     char min[GT_FORMAT_CAP];
-    fprintf(out, "gputrace diff: %s -> %s | threshold %.1f%% | rows under %s never fail\n",
+    fprintf(out, "gputrace diff: %s -> %s | threshold %.1f%% | rows under %s never fail | ",
             base ? base : "", next ? next : "", d->opt.threshold_pct,
             gt_format_ns(d->opt.min_ns, min, sizeof min));
+    write_categories(out, d->opt.categories);
+    fputc('\n', out);
     free(base);
     free(next);
-    header_line(out, "wall", d->base.wall_ns, d->next.wall_ns);
     header_line(out, "GPU busy", d->base.gpu_busy_ns, d->next.gpu_busy_ns);
+    header_line(out, "wall", d->base.wall_ns, d->next.wall_ns);
     if (d->base.nvtx_open_ns || d->next.nvtx_open_ns)
         header_line(out, "NVTX open", d->base.nvtx_open_ns, d->next.nvtx_open_ns);
     fprintf(out, "%sevents: %" PRIu64 " -> %" PRIu64, GT_TEXT_INDENT, d->base.events,
@@ -58,18 +71,26 @@ static void write_header(const gt_diff *d, FILE *out)
     fputs("verdict:", out);
     for (int v = 0; v < GT_DIFF_VERDICTS; v++)
         fprintf(out, "%s %zu %s", v ? "," : "", d->count[v], gt_diff_verdict_name(v));
-    if (d->failing)
-        fprintf(out, ": FAIL, %zu %s slower or new\n", d->failing,
-                d->failing == 1 ? "row is" : "rows are");
+    if (!gt_diff_fails(d))
+        fputs(": pass, nothing slower", out);
+    else if (d->failing)
+        fprintf(out, ": FAIL, %zu %s slower or new%s", d->failing,
+                d->failing == 1 ? "row is" : "rows are",
+                d->gpu_busy_fails ? ", and the GPU busy time grew" : "");
     else
-        fputs(": pass, nothing slower\n", out);
+        fputs(": FAIL, the GPU busy time grew", out);
+    char pct[32];
+    if (d->gpu_compared)
+        fprintf(out, "; GPU busy %s",
+                percent(change(d->base.gpu_busy_ns, d->next.gpu_busy_ns), pct, sizeof pct));
+    fputc('\n', out);
     gt_diff_checksums_write_text(&d->checksums, d->names, out);
 }
 
 static const gt_text_column columns[] = {
-    {"Verdict", false, false}, {"Change", true, false}, {"Before", true, false},
-    {"After", true, false},    {"Calls", true, false},  {"Calls'", true, false},
-    {"Avg", true, false},      {"Avg'", true, false},   {"Name", false, true},
+    {"Verdict", false, false, 0}, {"Change", true, false, 0}, {"Before", true, false, 0},
+    {"After", true, false, 0},    {"Calls", true, false, 2},  {"Calls'", true, false, 2},
+    {"Avg", true, false, 1},      {"Avg'", true, false, 1},   {"Name", false, true, 0},
 };
 enum { NCOLS = sizeof columns / sizeof columns[0] };
 
@@ -112,7 +133,8 @@ static void add_row(gt_text_table *tt, const gt_diff_row *r)
 }
 
 /* One category's rows [from, to); nothing when none changed, unless all. */
-static int write_category(const gt_diff *d, size_t from, size_t to, bool all, FILE *out)
+static int write_category(const gt_diff *d, size_t from, size_t to, bool all, unsigned width,
+                          FILE *out)
 {
     size_t count[GT_DIFF_VERDICTS] = {0};
     for (size_t i = from; i < to; i++)
@@ -130,13 +152,15 @@ static int write_category(const gt_diff *d, size_t from, size_t to, bool all, FI
     gt_text_table_init(&tt, columns, NCOLS);
     for (size_t i = from; i < to; i++)
         if (all || d->rows[i].verdict != GT_DIFF_SAME) add_row(&tt, &d->rows[i]);
-    int rc = tt.nrows ? gt_text_table_print(&tt, out, all ? 0 : GT_TEXT_WIDTH) : 0;
+    int rc = tt.nrows ? gt_text_table_print(&tt, out, all ? 0 : width) : 0;
     gt_text_table_free(&tt);
     return rc;
 }
 
-int gt_diff_write_text(const gt_diff *d, bool all, FILE *out)
+int gt_diff_write_text(const gt_diff *d, bool all, unsigned width, FILE *out)
 {
+    if (!width) width = GT_TEXT_WIDTH;
+    if (width < GT_TEXT_MIN_WIDTH) width = GT_TEXT_MIN_WIDTH;
     write_header(d, out);
     int rc = 0;
     for (size_t from = 0, to; from < d->nrows; from = to) {
@@ -145,13 +169,17 @@ int gt_diff_write_text(const gt_diff *d, bool all, FILE *out)
              d->rows[to].mark == d->rows[from].mark && d->rows[to].rate == d->rows[from].rate;
              to++)
             ;
-        if (write_category(d, from, to, all, out) != 0) rc = -1;
+        if (write_category(d, from, to, all, width, out) != 0) rc = -1;
     }
     if (d->count[GT_DIFF_SAME] && !all)
         fprintf(out, "\n%zu rows the same within %.1f%% are not listed (--all lists them)\n",
                 d->count[GT_DIFF_SAME], d->opt.threshold_pct);
     if (d->nrows > d->count[GT_DIFF_SAME])
         fputs("\nCalls, Avg: before; Calls', Avg': after; * under --min-ns: does not fail\n", out);
+    if (d->count[GT_DIFF_MOVED])
+        fputs("moved: grew or appeared while other rows of its table shrank and the table's total "
+              "did not grow: work that moved, not time added\n",
+              out);
     return ferror(out) ? -1 : rc;
 }
 
@@ -210,6 +238,14 @@ int gt_diff_write_json(const gt_diff *d, FILE *out)
         gt_json_kv_uint(&w, gt_diff_verdict_name(v), d->count[v]);
     gt_json_object_end(&w);
     gt_json_kv_uint(&w, "failing", d->failing);
+    gt_json_kv_bool(&w, "gpu_busy_fails", d->gpu_busy_fails);
+    gt_json_kv_bool(&w, "fails", gt_diff_fails(d));
+    gt_json_key(&w, "categories");
+    gt_json_array_begin(&w, true);
+    for (unsigned c = 0; c < GT_CAT_COUNT; c++)
+        if (c != GT_CAT_MEMORY && (d->opt.categories & GT_CAT_BIT(c)))
+            gt_json_string(&w, gt_category_name(c));
+    gt_json_array_end(&w);
     gt_diff_checksums_write_json(&d->checksums, d->names, &w);
     gt_json_key(&w, "rows");
     gt_json_array_begin(&w, false);

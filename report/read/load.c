@@ -343,11 +343,10 @@ static void print_value(FILE *f, const cJSON *v)
 static bool keep_member(gt_loader *ld, const cJSON *m)
 {
     static const char *const known[] = {
-        "tool",    "schema",  "version",  "process",    "config",        "totals",
-        "kernels", "memcpy",  "memset",   "memory",     "compile",       "module",
-        "sync",    "nvtx",    "api",      "advice",     "nvtx_marks",    "anomalies",
-        "inputs",  "capture", "snapshot", "gpu_timing", "nvtx_counters", "checksums",
-        "callsites",
+        "tool",       "schema",        "version",    "process",   "config", "totals",  "kernels",
+        "memcpy",     "memset",        "memory",     "compile",   "module", "sync",    "nvtx",
+        "api",        "advice",        "nvtx_marks", "anomalies", "inputs", "capture", "snapshot",
+        "gpu_timing", "nvtx_counters", "checksums",  "callsites",
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(m->string, known[i]) == 0) return true;

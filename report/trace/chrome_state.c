@@ -5,6 +5,7 @@
 
 #include "chrome.h"
 #include "chrome_internal.h"
+#include "display_name.h"
 #include "idmap.h"
 #include "json_writer.h"
 #include "report.h"
@@ -81,7 +82,11 @@ const char *gt_tl_name(gt_timeline *tl, uint32_t id, size_t *len)
         return at + sizeof n32;
     }
     size_t n = 0;
-    char *s = escape(gt_strtab_get(tl->names, id), &n);
+    /* A Numba kernel's name as the verbose summary shows it (display_name.h). */
+    const char *text = gt_strtab_get(tl->names, id);
+    char *readable = gt_name_is_numba(text) ? gt_verbose_name(text) : NULL;
+    char *s = escape(readable ? readable : text, &n);
+    free(readable);
     if (!s) {
         *len = 2;
         return "\"\"";

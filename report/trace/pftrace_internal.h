@@ -31,8 +31,8 @@ enum {
     PB_PACKET_INTERNED_DATA = 12,
     PB_PACKET_SEQUENCE_FLAGS = 13,
     PB_PACKET_COMPRESSED = 50, /* compressed_packets */
-    PB_PACKET_CLOCK_ID = 58, /* timestamp_clock_id */
-    PB_PACKET_DEFAULTS = 59, /* trace_packet_defaults */
+    PB_PACKET_CLOCK_ID = 58,   /* timestamp_clock_id */
+    PB_PACKET_DEFAULTS = 59,   /* trace_packet_defaults */
     PB_PACKET_TRACK_DESCRIPTOR = 60,
 
     PB_DEFAULTS_CLOCK_ID = 58, /* TracePacketDefaults */
@@ -195,6 +195,7 @@ typedef struct pf_dims {
 #define PF_SEEN_BITS 16u /* the interning cache: 2^16 entries */
 #define PF_MAX_SEQUENCES (1u << 20)
 #define PF_MAX_DIMS 65536u
+#define PF_MAX_READABLE 65536u
 
 /* Packets are written to out, whose flushes hand bundles of whole packets
  * of about this many bytes to be deflated into file's buffer. */
@@ -225,6 +226,7 @@ struct gt_pftrace {
     gt_keyed ranges;  /* pf_range by range id */
     pf_stream async;  /* the lanes of start/end ranges */
     gt_keyed dims;    /* pf_dims by a hash of them */
+    gt_keyed readable; /* char * by string id: Numba names as shown (display_name.h) */
     gt_keyed counters; /* pf_thread (a counter's sequence) by domain << 32 | name */
 
     /* The last thread, stream and launch dimensions looked up: records

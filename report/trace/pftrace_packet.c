@@ -1,9 +1,11 @@
 /* The Perfetto trace's packets: events, sequence starts, track
  * descriptors, and the interned data they bring along (see pftrace.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aggregate.h"
+#include "display_name.h"
 #include "event.h"
 #include "keyed.h"
 #include "outbuf.h"
@@ -101,10 +103,27 @@ static uint8_t *put_entry(uint8_t *p, uint32_t field, uint64_t iid, const char *
     return gt_pb_close(len_at, p);
 }
 
+/* String id's text, a Numba kernel's name as the verbose summary shows it
+ * (kept, made once); as it is past the cap or out of memory. */
+static const char *readable(gt_pftrace *t, uint32_t id)
+{
+    const char *text = gt_strtab_get(t->names, id);
+    if (!gt_name_is_numba(text)) return text;
+    char **kept = gt_keyed_find(&t->readable, id);
+    if (kept) return *kept;
+    char *made = gt_verbose_name(text);
+    if (!made || !(kept = gt_keyed_add(&t->readable, id))) {
+        free(made);
+        return text;
+    }
+    *kept = made;
+    return made;
+}
+
 const char *gt_pf_name_text(gt_pftrace *t, uint64_t iid, char *buf, size_t cap)
 {
     uint64_t k = iid >> 2;
-    if ((iid & 3) == PF_NAME_STRING) return gt_strtab_get(t->names, (uint32_t)k);
+    if ((iid & 3) == PF_NAME_STRING) return readable(t, (uint32_t)k);
     if (k == PF_FIXED_MEMSET) return "memset";
     if (k == PF_FIXED_GRAPH) return GT_GRAPH_LAUNCH_NAME;
     if (k >= PF_COPY_LABELS) return "(unnamed kernel)";
@@ -117,7 +136,7 @@ const char *gt_pf_name_text(gt_pftrace *t, uint64_t iid, char *buf, size_t cap)
 const char *gt_pf_string_text(gt_pftrace *t, uint64_t iid, char *buf, size_t cap)
 {
     uint32_t k = (uint32_t)(iid >> 2);
-    if ((iid & 3) == PF_STR_STRING) return gt_strtab_get(t->names, k);
+    if ((iid & 3) == PF_STR_STRING) return readable(t, k);
     const uint32_t *v = ((const pf_dims *)gt_keyed_at(&t->dims, k))->v;
     snprintf(buf, cap, "%u,%u,%u", v[0], v[1], v[2]);
     return buf;

@@ -22,6 +22,7 @@ void gt_pf_state_init(gt_pftrace *t)
     gt_keyed_init(&t->stacks, sizeof(pf_stack), GT_TIMELINE_MAX_STACKS);
     gt_keyed_init(&t->ranges, sizeof(pf_range), GT_TIMELINE_MAX_RANGES);
     gt_keyed_init(&t->dims, sizeof(pf_dims), PF_MAX_DIMS);
+    gt_keyed_init(&t->readable, sizeof(char *), PF_MAX_READABLE);
     gt_keyed_init(&t->counters, sizeof(pf_thread), GT_TIMELINE_MAX_TRACKS);
 }
 
@@ -288,5 +289,8 @@ void gt_pf_state_free(gt_pftrace *t)
     gt_keyed_free(&t->stacks);
     gt_keyed_free(&t->ranges);
     gt_keyed_free(&t->dims);
+    for (uint32_t i = 0; i < t->readable.n; i++)
+        free(*(char **)gt_keyed_at(&t->readable, i));
+    gt_keyed_free(&t->readable);
     gt_keyed_free(&t->counters);
 }

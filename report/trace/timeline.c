@@ -69,6 +69,8 @@ void gt_timeline_track_name(uint16_t device, uint64_t track, char *buf, size_t c
     else if ((track & 7) == GT_PER_THREAD_STREAM)
         snprintf(buf, cap, "GPU %s per-thread default stream, thread %llu", dev,
                  (unsigned long long)(track >> 3));
+    else if (gt_stream_number(track))
+        snprintf(buf, cap, "GPU %s stream %llu", dev, (unsigned long long)gt_stream_number(track));
     else
         snprintf(buf, cap, "GPU %s stream 0x%llx", dev, (unsigned long long)track);
 }

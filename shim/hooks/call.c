@@ -29,7 +29,16 @@ static _Atomic uint32_t context_era;
 static __thread CUcontext device_ctx __attribute__((tls_model("initial-exec")));
 static __thread uint32_t device_era __attribute__((tls_model("initial-exec")));
 static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")));
-static gt_real_cache ctx_get_current, ctx_get_device;
+static gt_real_cache ctx_get_current, ctx_get_device, stream_get_id;
+/* The driver's numbers of the streams this thread used last, by handle,
+ * kept for the context era they were asked in: a stream ends with its
+ * context, and its handle may come back as another stream. */
+#define STREAM_NUMBERS 16u
+static __thread struct {
+    uint64_t handle;
+    uint64_t number;
+} stream_numbers[STREAM_NUMBERS] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t stream_numbers_era __attribute__((tls_model("initial-exec")));
 
 void gt_context_ending(void)
 {
@@ -100,6 +109,34 @@ static inline uint64_t stream_id(const gt_call *c)
     return gt_stream_id(c->stream, c->per_thread);
 }
 
+/* A stream handle's record id with the driver's number of the stream
+ * (gt_stream_number), asked once per handle in a context era on each
+ * thread. A stream destroyed and another made at its address in the same
+ * era keep the first's number: as handles, they were one track before. */
+static GT_NO_STACK_PROTECTOR uint64_t numbered_stream(uint64_t handle)
+{
+    typedef CUresult (*get_id_fn)(CUstream, unsigned long long *);
+    if (handle == 0 || handle == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD ||
+        gt_stream_number(handle))
+        return handle;
+    uint32_t era = atomic_load_explicit(&context_era, memory_order_acquire);
+    if (era != stream_numbers_era) {
+        memset(stream_numbers, 0, sizeof stream_numbers);
+        stream_numbers_era = era;
+    }
+    unsigned slot = (unsigned)(handle >> 4) % STREAM_NUMBERS;
+    if (stream_numbers[slot].handle != handle) {
+        get_id_fn get_id = (get_id_fn)gt_cuda_real_once(&stream_get_id, "cuStreamGetId");
+        unsigned long long id = 0;
+        if (!get_id || get_id((CUstream)(uintptr_t)handle, &id) != CUDA_SUCCESS ||
+            id >= 1ull << (64 - GT_STREAM_NUMBER_SHIFT))
+            id = 0;
+        stream_numbers[slot].handle = handle;
+        stream_numbers[slot].number = id;
+    }
+    return handle | stream_numbers[slot].number << GT_STREAM_NUMBER_SHIFT;
+}
+
 /* Work the GPU will not run now: it is being captured into a graph. Asked
  * only for untimed work while timing is on (gt_gpu_begin refused it). */
 static int captured(const gt_call *c)
@@ -151,6 +188,7 @@ static inline __attribute__((always_inline)) void describe(const gt_call *c, CUr
     ev->stream = stream_id(c);
     memcpy(&ev->u, &c->u, sizeof ev->u);
     if (r != CUDA_SUCCESS || !(gt_hook_mode(c->hook) & GT_HOOK_WORK)) return;
+    if (gt_kind_is_gpu_work(c->kind)) ev->stream = numbered_stream(ev->stream);
     if (c->kind == GT_EV_MEMCPY) describe_copy(c, ev);
     /* An allocation or free belongs to a device row of the memory table;
      * an allocation also to its context, which may take it along when it

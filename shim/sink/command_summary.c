@@ -16,8 +16,13 @@
 #include "log.h"
 #include "output_path.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "safe_file.h"
 
 static char path[GT_PATH_MAX]; /* set at load */
 static int owner;              /* the pid whose summary goes there */
@@ -41,11 +46,32 @@ int gt_command_summary_asked(int pid)
     return path[0] && pid == owner;
 }
 
-int gt_command_summary_write(const gt_report *r, const gt_process_info *p)
+int gt_command_summary_write(const gt_report *r, const gt_process_info *p, const char *trailer)
 {
     if (!gt_command_summary_asked(p->pid)) return -1;
     char why[GT_PATH_MAX + 128];
-    if (gt_summary_file_write(path, r, p, why, sizeof why) == 0) return 0;
+    if (gt_summary_file_write(path, r, p, trailer, why, sizeof why) == 0) return 0;
     gt_debug("the summary for the gputrace command: %s", why);
     return -1;
+}
+
+void gt_command_note_cuda(void)
+{
+    /* Every process under the command has the variable, whatever its pid;
+     * the directory is used only while it is the command's (safe_file.h). */
+    const char *slash = strrchr(path, '/');
+    char dir_path[GT_PATH_MAX];
+    if (!path[0] || !slash || slash == path) return;
+    int saved_errno = errno;
+    memcpy(dir_path, path, (size_t)(slash - path));
+    dir_path[slash - path] = '\0';
+    const char *why = "";
+    int dir = gt_file_open_private_dir(dir_path, &why);
+    if (dir >= 0) {
+        int fd = openat(dir, GT_CUDA_MARK_NAME,
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, GT_FILE_PRIVATE_MODE);
+        if (fd >= 0) close(fd);
+        close(dir);
+    }
+    errno = saved_errno;
 }

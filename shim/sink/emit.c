@@ -17,12 +17,15 @@
 #include "output_path.h"
 #include "pftrace.h"
 #include "report.h"
+#include "safe_file.h"
 #include "settings.h"
 #include "stream_file.h"
 #include "strtab.h"
 #include "timeline.h"
+#include "utf8.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,9 +69,58 @@ static void warn_not_written(const char *why)
     gt_warn("cannot write the report: %s", shown);
 }
 
+/* %n: the number of this process's files, chosen at their first naming;
+ * 0 until then. */
+static unsigned run_number;
+#define RUN_NUMBER_MAX 100000u
+
+/* Whether every file of base's formats could be made new; each is made,
+ * empty, so that no other process takes the number meanwhile (the report
+ * replaces it). When one exists, those made here go again. */
+static bool claim_files(const gt_config *cfg, const char *base)
+{
+    char path[GT_PATH_MAX];
+    int made = 0;
+    for (int f = 0; f < GT_OUTPUT_FORMAT_COUNT; f++) {
+        if (!(cfg->formats & GT_FMT_BIT(f))) continue;
+        if (gt_output_file_name(base, (enum gt_output_format)f, path, sizeof path) != 0) continue;
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, GT_FILE_MODE);
+        if (fd >= 0) {
+            close(fd);
+            made |= 1 << f;
+        } else if (errno == EEXIST) {
+            for (int g = 0; g < f; g++)
+                if ((made & (1 << g)) &&
+                    gt_output_file_name(base, (enum gt_output_format)g, path, sizeof path) == 0)
+                    unlink(path);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int expand_numbered(const gt_config *cfg, int pid, const char *host, char base[GT_PATH_MAX])
+{
+    if (run_number || !gt_output_numbered(cfg->output))
+        return gt_output_expand_numbered(cfg->output, pid, host, NULL, run_number, base,
+                                         GT_PATH_MAX);
+    int saved_errno = errno;
+    for (unsigned n = 1; n <= RUN_NUMBER_MAX; n++) {
+        if (gt_output_expand_numbered(cfg->output, pid, host, NULL, n, base, GT_PATH_MAX) != 0)
+            break;
+        if (claim_files(cfg, base)) {
+            run_number = n;
+            errno = saved_errno;
+            return 0;
+        }
+    }
+    errno = saved_errno;
+    return -1;
+}
+
 static int expand_base(const gt_config *cfg, int pid, const char *host, char base[GT_PATH_MAX])
 {
-    if (gt_output_expand(cfg->output, pid, host, NULL, base, GT_PATH_MAX) == 0) return 0;
+    if (expand_numbered(cfg, pid, host, base) == 0) return 0;
     char shown[GT_SHOWN_VALUE_MAX * 4 + 8];
     gt_escape(shown, sizeof shown, cfg->output, strlen(cfg->output), GT_SHOWN_VALUE_MAX);
     gt_warn("GPUTRACE_OUTPUT '%s': the expanded path is too long; no report file written", shown);
@@ -220,11 +272,12 @@ static void warn_lost(const gt_trace_format *f, const gt_timeline_losses *l)
             c.text);
 }
 
-/* Ends streamed trace i and puts it at path (NULL: it is dropped). */
-static void complete_trace(gt_trace *trace, int i, const gt_process_info *p, const char *path)
+/* Ends streamed trace i and puts it at path (NULL: it is dropped);
+ * whether it was written there. */
+static bool complete_trace(gt_trace *trace, int i, const gt_process_info *p, const char *path)
 {
     const gt_trace_format *f = &gt_trace_formats[i];
-    if (!trace || !trace->writer[i]) return;
+    if (!trace || !trace->writer[i]) return false;
     char why[GT_PATH_MAX + 128];
     int rc = f->finish(trace->writer[i], p);
     int failure = errno;
@@ -241,13 +294,41 @@ static void complete_trace(gt_trace *trace, int i, const gt_process_info *p, con
         warn_not_written(why);
     } else if (gt_stream_file_commit(&trace->files[i], path, why, sizeof why) != 0) {
         warn_not_written(why);
-    } else if (gt_timeline_losses_total(&lost)) {
-        warn_lost(f, &lost);
+    } else {
+        if (gt_timeline_losses_total(&lost)) warn_lost(f, &lost);
+        return true;
     }
+    return false;
 }
 
-void gt_emit_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
-                   gt_trace *trace)
+/* "gputrace: wrote run.json, run.csv in /dir\n" as files are written. */
+typedef struct written {
+    char line[GT_PATH_MAX + 256];
+    size_t len;
+    char dir[GT_PATH_MAX];
+} written;
+
+static void note_written(written *w, const char *path)
+{
+    if (!w) return;
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (!w->len) {
+        size_t dir_len = slash ? (size_t)(slash - path) : 0;
+        if (dir_len >= sizeof w->dir) dir_len = sizeof w->dir - 1;
+        memcpy(w->dir, path, dir_len);
+        w->dir[dir_len] = '\0';
+        if (!slash) snprintf(w->dir, sizeof w->dir, ".");
+        if (slash == path) snprintf(w->dir, sizeof w->dir, "/");
+    }
+    if (w->len < sizeof w->line)
+        w->len += (size_t)snprintf(w->line + w->len, sizeof w->line - w->len, "%s%s",
+                                   w->len ? ", " : "gputrace: wrote ", name);
+}
+
+/* The files of the report, each noted in w (NULL: not noted) once written. */
+static void emit_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
+                       gt_trace *trace, written *w)
 {
     if (!cfg->output[0]) return;
     char base[GT_PATH_MAX], path[GT_PATH_MAX], why[GT_PATH_MAX + 128];
@@ -256,15 +337,36 @@ void gt_emit_files(const gt_report *r, const gt_process_info *p, const gt_config
         enum gt_output_format format = gt_trace_formats[i].format;
         if (!(cfg->formats & GT_FMT_BIT(format))) continue;
         bool named = file_path(base, format, path, sizeof path) == 0;
-        complete_trace(trace, i, p, named ? path : NULL);
+        if (complete_trace(trace, i, p, named ? path : NULL)) note_written(w, path);
     }
     for (int f = 0; f < GT_OUTPUT_FORMAT_COUNT; f++) {
         if (!(cfg->formats & GT_FMT_BIT(f)) || !writers[f]) continue;
         enum gt_output_format format = (enum gt_output_format)f;
         if (file_path(base, format, path, sizeof path) != 0) continue;
         file_job job = {writers[format], r, p};
-        if (gt_output_write(path, run_job, &job, why, sizeof why) != 0) warn_not_written(why);
+        if (gt_output_write(path, run_job, &job, why, sizeof why) != 0)
+            warn_not_written(why);
+        else
+            note_written(w, path);
     }
+}
+
+void gt_emit_files(const gt_report *r, const gt_process_info *p, const gt_config *cfg,
+                   gt_trace *trace)
+{
+    emit_files(r, p, cfg, trace, NULL);
+}
+
+/* The line that names the files written, safe for a terminal; "" when
+ * none was. */
+static void written_line(const written *w, char *out, size_t cap)
+{
+    char raw[sizeof w->line + sizeof w->dir + 8];
+    out[0] = '\0';
+    if (!w->len || snprintf(raw, sizeof raw, "%s in %s", w->line, w->dir) <= 0) return;
+    size_t n = gt_text_safe_copy(out, cap - 1, raw, strlen(raw));
+    out[n] = '\n';
+    out[n + 1] = '\0';
 }
 
 static void write_summary(const gt_report *r, const gt_process_info *p)
@@ -276,7 +378,8 @@ static void write_summary(const gt_report *r, const gt_process_info *p)
         gt_warn("no memory for the summary");
         return;
     }
-    int rc = gt_report_write_summary(r, p, mem);
+    int rc = gt_report_write_summary_fit(r, p, gt_report_get_options(r).verbosity, gt_log_columns(),
+                                         mem);
     if (fclose(mem) == 0 && rc == 0 && text) gt_log_write(text, len);
     free(text);
 }
@@ -284,9 +387,16 @@ static void write_summary(const gt_report *r, const gt_process_info *p)
 void gt_emit(const gt_report *r, const gt_process_info *p, const gt_config *cfg, gt_trace *trace,
              int last)
 {
-    if (cfg->verbosity != GT_VERB_NONE && (!last || gt_command_summary_write(r, p) != 0))
+    /* The files first, so that the summary can end with the line naming
+     * them, as a user reads it last. */
+    written w = {.len = 0};
+    char wrote[3 * sizeof w.line + 3 * sizeof w.dir];
+    if (cfg->output[0]) emit_files(r, p, cfg, trace, &w);
+    written_line(&w, wrote, sizeof wrote);
+    if (cfg->verbosity != GT_VERB_NONE && (!last || gt_command_summary_write(r, p, wrote) != 0)) {
         write_summary(r, p);
-    if (cfg->output[0]) gt_emit_files(r, p, cfg, trace);
+        gt_log_write(wrote, strlen(wrote));
+    }
     for (int i = 0; i < GT_TRACE_FORMAT_COUNT; i++)
         complete_trace(trace, i, p, NULL); /* a trace no file asks for any more */
 }

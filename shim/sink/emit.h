@@ -65,11 +65,11 @@ void gt_snapshot_summary_init(const char *tmpl);
 int gt_emit_snapshot_summary_asked(void);
 /* A report made at an end step: the command has no summary to print. */
 void gt_snapshot_summary_remove(const gt_process_info *p);
-/* The summary at the log's verbosity into the file at path (replaced
+/* The summary at the log's verbosity, then trailer (NULL: none), into the file at path (replaced
  * whole, mode 0600), only while path's directory is still the command's
  * private one (snapshot_summary.c); 0, else -1 with the reason in why. */
-int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p, char *why,
-                          size_t why_size);
+int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p,
+                          const char *trailer, char *why, size_t why_size);
 
 /* command_summary.c. At load: the command's GT_CHILD_SUMMARY_VAR (NULL:
  * none). Whether process `pid` is the one the command named, whose final
@@ -77,7 +77,11 @@ int gt_summary_file_write(const char *path, const gt_report *r, const gt_process
  * to the log). */
 void gt_command_summary_init(const char *value);
 int gt_command_summary_asked(int pid);
-int gt_command_summary_write(const gt_report *r, const gt_process_info *p);
+int gt_command_summary_write(const gt_report *r, const gt_process_info *p, const char *trailer);
+/* The first CUDA call of a process under the command: GT_CUDA_MARK_NAME
+ * in the command's directory, for the command to know that something was
+ * recorded. errno is left as it was. */
+void gt_command_note_cuda(void);
 
 /* At load: the GPUTRACE_OUTPUT template's %q{VAR} replaced by the values
  * the variables have now (the files of every report of the process are

@@ -77,16 +77,21 @@ static int split_path(const char *path, char dir_path[GT_PATH_MAX], const char *
 typedef struct summary_job {
     const gt_report *r;
     const gt_process_info *p;
+    const char *trailer;
 } summary_job;
 
 static int write_summary(FILE *out, void *arg)
 {
     const summary_job *job = arg;
-    return gt_report_write_summary(job->r, job->p, out);
+    /* The command prints it on the terminal the log would go to. */
+    int rc = gt_report_write_summary_fit(job->r, job->p, gt_report_get_options(job->r).verbosity,
+                                         gt_log_columns(), out);
+    if (rc == 0 && job->trailer) fputs(job->trailer, out);
+    return rc;
 }
 
-int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p, char *why,
-                          size_t why_size)
+int gt_summary_file_write(const char *path, const gt_report *r, const gt_process_info *p,
+                          const char *trailer, char *why, size_t why_size)
 {
     char dir_path[GT_PATH_MAX];
     const char *name;
@@ -100,7 +105,7 @@ int gt_summary_file_write(const char *path, const gt_report *r, const gt_process
         snprintf(why, why_size, "%s: %s", dir_path, dir_why);
         return -1;
     }
-    summary_job job = {r, p};
+    summary_job job = {r, p, trailer};
     int rc =
         gt_output_write_at(dir, name, GT_FILE_PRIVATE_MODE, write_summary, &job, why, why_size);
     close(dir);
@@ -114,7 +119,7 @@ void gt_emit_snapshot(const gt_report *r, const gt_process_info *p, const gt_con
     /* Even at verbosity none (then empty): the command finishes the files
      * of a process that left one. */
     if (!summary_template[0] || summary_path_of(p, path) != 0) return;
-    if (gt_summary_file_write(path, r, p, why, sizeof why) != 0)
+    if (gt_summary_file_write(path, r, p, NULL, why, sizeof why) != 0)
         gt_debug("the snapshot's summary for the gputrace command: %s", why);
 }
 

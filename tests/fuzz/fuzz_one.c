@@ -62,7 +62,7 @@ int gt_fuzz_one(const uint8_t *data, size_t size)
     gt_diff d;
     gt_diff_options o = {GT_DIFF_DEFAULT_THRESHOLD_PCT, 0, ~0u};
     if (gt_diff_reports(r, merged ? merged : r, "a", "b", &o, &d) == 0) {
-        gt_diff_write_text(&d, true, sink());
+        gt_diff_write_text(&d, true, 0, sink());
         gt_diff_write_json(&d, sink());
         gt_diff_write_csv(&d, sink());
         gt_diff_free(&d);

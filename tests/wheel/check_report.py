@@ -64,7 +64,15 @@ def check_kernels(c, r, facts, kernel_ns):
     c.expect(row["gpu_ns_stddev"] <= TOLERANCE * kernel_ns, f"kernel stddev {row['gpu_ns_stddev']}")
     c.expect(row["api_ns_total"] > 0, "kernel api_ns_total 0")
     c.expect(str(k["calls"].dtype).startswith("int"), f"calls dtype {k['calls'].dtype}")
+    c.expect(k.columns[0] == "display_name", f"kernels_df() columns begin {list(k.columns[:3])}")
     c.expect(k.to_dict("records") == r.rows("kernels"), "kernels_df() and rows() differ")
+    # A key only some rows have (graph runs: CUPTI's) keeps its integers.
+    data = json.loads(json.dumps(r.data))
+    lacking = {key: value for key, value in data["kernels"][0].items() if key != "graph_calls"}
+    data["kernels"] = [dict(data["kernels"][0], graph_calls=3), lacking]
+    g = gputrace.Report(data).kernels_df()["graph_calls"]
+    c.expect(str(g.dtype) == "Int64" and g[0] == 3 and g.isna()[1],
+             f"graph_calls of one row in two: {g.dtype} {list(g)}")
 
 
 def check_transfers(c, r, facts, gbps):

@@ -161,8 +161,33 @@ class ReportTest(unittest.TestCase):
                              REPORT["kernels"])
             with open(path, "w", encoding="utf-8") as f:
                 f.write('{"tool": "gputrace", "kernels": [')
-            with self.assertRaises(json.JSONDecodeError):
+            with self.assertRaisesRegex(ValueError, "run.json: not valid JSON \\(cut short\\?\\)"):
                 gputrace.load(path)
+
+    def test_what_it_is_when_no_report(self):
+        """A CSV, a text summary, a trace or a diff is named, not a bare
+        JSONDecodeError."""
+        cases = [
+            ("run.csv", b"category,name,calls,total_ns\r\nkernel,\"k\",1,5\r\n",
+             "run.csv: a gputrace CSV report: load\\(\\) reads the JSON one.*pandas.read_csv"),
+            ("run.txt", b"gputrace: prog | wall 1 ms\n", "run.txt: a gputrace text summary"),
+            ("run.pftrace", b"\x0a\x83\x01\x92\xff\x00\x01", "run.pftrace: binary, not a JSON report"),
+            ("run.trace.json", b'{"traceEvents": []}', "not a gputrace report \\(a Chrome trace"),
+            ("d.json", b'{"tool": "gputrace", "kind": "diff", "rows": []}',
+             "the output of gputrace diff"),
+            ("n.json", b'{"tool": "nsys"}', "not a gputrace report \\(written by 'nsys'\\)"),
+            ("e.txt", b"hello", "not JSON: load\\(\\) reads the JSON report"),
+        ]
+        with tempfile.TemporaryDirectory() as d:
+            for name, data, message in cases:
+                path = os.path.join(d, name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                with self.assertRaisesRegex(ValueError, message):
+                    gputrace.load(path)
+                with self.assertRaisesRegex(ValueError, message.replace(name, "data")
+                                            if message.startswith(name) else message):
+                    gputrace.load(io.BytesIO(data))
 
 
 class MainTest(unittest.TestCase):

@@ -71,7 +71,7 @@ def format_bytes(n):
 def parse_ns(text):
     """'5.02 ms' -> 5020000."""
     value, unit = text.split()
-    scale = {"ns": 1, "\u00b5s": 1e3, "ms": 1e6, "s": 1e9}[unit]
+    scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[unit]
     return float(value) * scale
 
 

@@ -9,6 +9,7 @@ next to the binary or in ../lib.
     cli_test.py GPUTRACE SHOW_ENV LIBRARY CASE [BUILD_DIR]
 """
 import os
+import re
 import resource
 import shutil
 import signal
@@ -40,10 +41,16 @@ def no_core():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def run(args, env=None, cwd=None, gputrace=GPUTRACE):
+NO_CUDA = re.compile(r"gputrace: \S+ \(pid (\d+)\) made no CUDA calls; nothing recorded\n")
+
+
+def run(args, env=None, cwd=None, gputrace=GPUTRACE, keep_no_cuda=False):
+    """(status, stdout, stderr); the line that ends a run without CUDA (the
+    programs here make none) is left out of stderr unless keep_no_cuda."""
     p = subprocess.run([gputrace] + args, env=env or clean_env(), cwd=cwd, capture_output=True,
                        timeout=TIMEOUT, preexec_fn=no_core)
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
+    err = p.stderr.decode()
+    return p.returncode, p.stdout.decode(), err if keep_no_cuda else NO_CUDA.sub("", err)
 
 
 def variables(out):
@@ -73,12 +80,12 @@ def case_mapping():
     v = variables(out)
     check(rc == 0 and v["GPUTRACE_VERBOSITY"] == "2" and v["GPUTRACE_OUTPUT"] == "/tmp/x" and
           v["GPUTRACE_CATEGORIES"] == "all,-api", v)
-    rc, out, _ = run(["-o", "/tmp/%q{HOME}/r", SHOW_ENV, "print"])
-    check(variables(out)["GPUTRACE_OUTPUT"] == "/tmp/%q{HOME}/r", out)
+    rc, out, _ = run(["-o", "/tmp/r.%q{HOME}", SHOW_ENV, "print"])
+    check(variables(out)["GPUTRACE_OUTPUT"] == "/tmp/r.%q{HOME}", out)
     # A variable's value is one name, never a way elsewhere: with it the
     # template is still relative, so anchored in the working directory.
-    rc, out, _ = run(["-o", "%q{HOME}/r", SHOW_ENV, "print"])
-    check(variables(out)["GPUTRACE_OUTPUT"] == os.getcwd().replace("%", "%%") + "/%q{HOME}/r",
+    rc, out, _ = run(["-o", "r.%q{HOME}", SHOW_ENV, "print"])
+    check(variables(out)["GPUTRACE_OUTPUT"] == os.getcwd().replace("%", "%%") + "/r.%q{HOME}",
           out)
 
     # What the user exported stays, unless an option overrides it; the
@@ -338,7 +345,46 @@ def case_install():
         check(rc == 0 and variables(out)["LD_PRELOAD"] == want, out)
 
 
-CASES = {"mapping": case_mapping, "status": case_status, "signals": case_signals,
+def case_first_hour():
+    """Never silent: a run with no CUDA call ends with one line; the files
+    written are named after the summary; %n numbers the runs; an unusable
+    output directory is refused before the program runs."""
+    emu = clean_env(LD_LIBRARY_PATH=os.path.join(BUILD_DIR, "emu", "lib"))
+    app = os.path.join(BUILD_DIR, "tests", "apps", "rt_capi")
+    rc, out, err = run([SHOW_ENV, "exit", "3"], keep_no_cuda=True)
+    m = NO_CUDA.fullmatch(err)
+    check(rc == 3 and m is not None, f"no CUDA: status {rc}, stderr {err!r}")
+    check(os.path.basename(SHOW_ENV) in err, f"no CUDA: the program's name: {err!r}")
+    rc, _, err = run(["-v", "none", SHOW_ENV, "exit", "0"], keep_no_cuda=True)
+    check(rc == 0 and err == "", f"no CUDA at -v none: {err!r}")
+    # CUDA in a process under the program counts as much as in the program.
+    for cmd in ([app], ["sh", "-c", f"{app}; exit 0"]):
+        rc, _, err = run(cmd, env=emu, keep_no_cuda=True)
+        check(rc == 0 and "made no CUDA calls" not in err and "gputrace: " in err,
+              f"{cmd}: status {rc}, stderr {err!r}")
+    with tempfile.TemporaryDirectory() as d:
+        for n in (1, 2):
+            rc, _, err = run(["-o", os.path.join(d, "run.%n"), "-f", "text,json,csv", app],
+                             env=emu)
+            want = f"gputrace: wrote run.{n}.txt, run.{n}.json, run.{n}.csv in {d}\n"
+            check(rc == 0 and err.endswith(want), f"run {n}: status {rc}, want {want!r} last in "
+                  f"{err[-300:]!r}")
+        check(sorted(os.listdir(d)) == [f"run.{n}.{e}" for n in (1, 2) for e in
+                                        ("csv", "json", "txt")], os.listdir(d))
+        rc, _, err = run(["-v", "none", "-o", os.path.join(d, "run.%n"), "-f", "json", app],
+                         env=emu)
+        check(rc == 0 and err == "" and os.path.isfile(os.path.join(d, "run.3.json")),
+              f"-v none: {err!r} {os.listdir(d)}")
+        open(os.path.join(d, "file"), "w").close()
+        for where, why in (("nodir", "No such file or directory"), ("file", "not a directory")):
+            tmpl = os.path.join(d, where, "run")
+            one_line_error(["-o", tmpl, SHOW_ENV, "print"], f"cannot write report files in "
+                           f"{os.path.join(d, where)}/: {why}")
+            rc, out, err = run(["-v", "none", "-o", tmpl, SHOW_ENV, "print"])
+            check(rc == 2 and out == "" and err == "", f"{where} at -v none: {rc} {err!r}")
+
+
+CASES = {"first_hour": case_first_hour, "mapping": case_mapping, "status": case_status, "signals": case_signals,
          "shell_loop": case_shell_loop, "usage": case_usage, "layout": case_layout,
          "install": case_install}
 

@@ -15,6 +15,7 @@ The program runs once under gputrace to give a real report, then CASE:
   diff       exit 0 for the same report, 1 when a kernel got slower, 0
              again under --min-ns, 2 on a bad threshold
   merge      files from a template, read back by report and diff
+  width      the library's summary fits COLUMNS, the program by its base name
 """
 import argparse
 import json
@@ -207,13 +208,47 @@ def case_merge(t, base):
         check(f.read() == out, "report of the merged JSON differs from the merged text")
     rc, out, _ = t.run("merge", base, slower)
     check(rc == 0 and out.startswith(b"gputrace: "), "merge without -o prints no summary")
+    # the terminal's width (COLUMNS): the spread and StdDev, Min, Max columns
+    # go before names are cut, and every table row fits
+    for columns, stddev in (("80", False), ("200", True)):
+        env = dict(os.environ, COLUMNS=columns)
+        rc, out, _ = t.run("report", t.path("m.json"), env=env)
+        rows = [line for line in out.decode().splitlines()
+                if line.startswith("  ") and "%" in line and "CUDA_ERROR" not in line
+                and "more," not in line]
+        check(rc == 0 and rows and all(len(line) <= int(columns) for line in rows),
+              f"COLUMNS={columns}: rows wider: {[line for line in rows if len(line) > int(columns)]}")
+        check((b"StdDev" in out) == stddev, f"COLUMNS={columns}: StdDev shown {b'StdDev' in out}")
+        if stddev:
+            check(not any("..." in line for line in rows),
+                  f"COLUMNS={columns}: a name cut: {[line for line in rows if '...' in line]}")
     rc, _, _ = t.run("diff", t.path("m.json"), t.path("m.json"))
     check(rc == 0, f"diff of the merge with itself: exit {rc}")
     refused(t, "merge of nothing", "merge", "-o", t.path("x"))
     refused(t, "merge -f chrome", "merge", base, "-o", t.path("x"), "-f", "chrome")
 
 
-CASES = {"dispatch": case_dispatch, "report": case_report, "refuse": case_refuse,
+def case_width(t, base):
+    """The summary the library prints fits COLUMNS; the header starts with
+    the program's base name."""
+    program = os.path.basename(t.command[0])
+    for columns, stddev in (("80", False), ("200", True)):
+        env = dict(os.environ, COLUMNS=columns)
+        rc, _, err = t.run("--", *t.command, env=env)
+        lines = err.splitlines()
+        rows = [line for line in lines if line.startswith("  ") and "%" in line and
+                "CUDA_ERROR" not in line and "more," not in line]
+        check(rc == 0 and rows and all(len(line) <= int(columns) for line in rows),
+              f"COLUMNS={columns}: rows wider: {[line for line in rows if len(line) > int(columns)]}")
+        headers = [line for line in lines if line.startswith("  Time%")]
+        check(headers and all(("StdDev" in line) == stddev for line in headers) if stddev else
+              any("StdDev" not in line for line in headers),
+              f"COLUMNS={columns}: table headers {headers}")
+        check(any(line.startswith(f"gputrace: {program} ") for line in lines),
+              f"COLUMNS={columns}: the header does not start with {program}: {lines[:1]}")
+
+
+CASES = {"dispatch": case_dispatch, "width": case_width, "report": case_report, "refuse": case_refuse,
          "hostile": case_hostile, "diff": case_diff, "merge": case_merge}
 
 
@@ -223,9 +258,11 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
+    os.environ.pop("COLUMNS", None)  # the text compared is a file's width
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     with tempfile.TemporaryDirectory(prefix="gt-tools-") as d:
         t = Tool(args.cli, d)
+        t.command = command
         env = dict(os.environ, GPUTRACE_VERBOSITY="none", GT_APP_MANIFEST=t.path("m.%p.json"))
         subprocess.run([args.cli, "-o", t.path("base"), "--", *command], env=env,
                        capture_output=True, timeout=120)

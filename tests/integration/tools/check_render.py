@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--require", action="append", default=[])
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
+    os.environ.pop("COLUMNS", None)  # the text compared is a file's width
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     compared = 0
     for verbosity in args.verbosity or ["default", "debug"]:

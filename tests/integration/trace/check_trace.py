@@ -136,7 +136,8 @@ def check_gpu(events, report, pid, sort_index):
         tracks.setdefault(e["tid"], []).append(e)
     for tid, slices in tracks.items():
         name = meta.get(("thread_name", tid), {}).get("name", "")
-        check(re.match(r"^GPU \d+ (default stream|per-thread default stream|stream 0x[0-9a-f]+)$",
+        # Streams by the driver's number (cuStreamGetId), as nsys names them.
+        check(re.match(r"^GPU \d+ (default stream|per-thread default stream|stream \d+)$",
                        name), f"GPU track {tid} named {name!r}")
         check(not sort_index or
               meta.get(("thread_sort_index", tid), {}).get("sort_index", 0) >= 1000000,

@@ -56,6 +56,24 @@ static void test_tokens(void **unused)
     expect("", "");
 }
 
+/* %n (SPEC §12): the run's number where one is given, kept as written
+ * where none is (gt_output_expand), and never read into a %%n. */
+static void test_number(void **unused)
+{
+    (void)unused;
+    char out[64];
+    assert_int_equal(gt_output_expand_numbered("run.%n.%p", 1234, "h", NULL, 7, out, sizeof out),
+                     0);
+    assert_string_equal(out, "run.7.1234");
+    assert_int_equal(gt_output_expand_numbered("100%%n", 1, "h", NULL, 7, out, sizeof out), 0);
+    assert_string_equal(out, "100%n");
+    expect("run.%n", "run.%n");
+    assert_true(gt_output_numbered("out/run%n"));
+    assert_true(gt_output_numbered("%%%n"));
+    assert_false(gt_output_numbered("out/run%%n"));
+    assert_false(gt_output_numbered("run.%p"));
+}
+
 static void test_odd_templates(void **unused)
 {
     (void)unused;
@@ -353,6 +371,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_number),
         cmocka_unit_test(test_odd_templates),
         cmocka_unit_test(test_values_stay_names),
         cmocka_unit_test(test_expand_vars),

@@ -36,7 +36,10 @@ def csv_safe(name):
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 HEADER = ["category", "name", "calls", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
-          "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps"]
+          "stddev_ns", "first_ns", "rest_avg_ns", "bytes", "gbps", "display_name", "clock",
+          "time_pct", "pid", "host"]
+CLOCKS = {"kernel": "gpu", "memcpy": "gpu", "memset": "gpu", "compile": "wall", "module": "wall",
+          "nvtx": "wall", "sync": "host", "api": "host"}
 CATEGORIES = ["kernel", "memcpy", "memset", "memory", "compile", "module", "sync", "nvtx",
               "nvtx_mark", "api"]
 
@@ -56,7 +59,7 @@ def check_row(row, where):
     check(len(row) == len(HEADER), f"{where}: {len(row)} fields")
     if len(row) != len(HEADER):
         return
-    cat, _name, calls, *times, nbytes, gbps = row
+    cat, name, calls, *times, nbytes, gbps, display, clock, pct, pid, host = row
     check(cat in CATEGORIES, f"{where}: category {cat!r}")
     check(is_uint(calls), f"{where}: calls {calls!r}")
     if cat == "nvtx_mark":
@@ -76,6 +79,14 @@ def check_row(row, where):
     timed = times[0] != ""
     check((gbps != "") == (cat in ("memcpy", "memset") and timed),
           f"{where}: gbps for timed transfers only")
+    check(display != "" and (cat == "kernel" or display == name), f"{where}: display_name {display!r}")
+    timed_row = timed and cat not in ("memory", "nvtx_mark")
+    check(clock == (CLOCKS.get(cat, "") if timed_row else ""), f"{where}: clock {clock!r}")
+    try:
+        check((0 <= float(pct) <= 100.0005) if timed_row else pct == "", f"{where}: time_pct {pct!r}")
+    except ValueError:
+        check(False, f"{where}: time_pct {pct!r}")
+    check(pid == "4242" and host == "node17", f"{where}: pid {pid!r} host {host!r}")
 
 
 def main():
@@ -94,7 +105,7 @@ def main():
     for row in rows[1:]:
         check(not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in "".join(row)),
               f"a control character in {row[:2]}")
-        check(len(row) < 2 or row[1][:1] not in ("=", "+", "-", "@"),
+        check(len(row) < 14 or all(f[:1] not in ("=", "+", "-", "@") for f in (row[1], row[13])),
               f"a formula in {row[:2]}")
     kernels = [r[1] for r in rows[1:] if r[0] == "kernel"]
     check(kernels[:len(want)] == want, "kernel names did not round-trip")

@@ -101,7 +101,7 @@ def main():
     # many times the writer's buffers: bundles of 128 KiB of packets, a
     # file buffer of 256 KiB
     check(trace.bundles >= 16, f"only {trace.bundles} bundles of packets")
-    check(size > 1 << 20, f"the trace is only {size} bytes")
+    check(size > 3 * (256 << 10), f"the trace is only {size} bytes")
     for p in trace.problems:
         check(False, p)
     if trace.problems:

@@ -15,6 +15,7 @@
 #include "advice.h"
 #include "event.h"
 #include "gpu_busy.h"
+#include "language.h"
 #include "report.h"
 #include "report_sample.h"
 #include "settings.h"
@@ -165,6 +166,27 @@ static void test_small_memcpy(void **unused)
     expect(f, "small-memcpy", GT_ADVICE_SMALL_MEMCPY_MIN_COUNT - 1 + 30, "129 copies under 4 KiB");
     expect(f, "small-memcpy", 129, "Most were HtoD: 99 copies.");
     drop(f);
+
+    /* Pageable copies behind 1 ms kernels: each call waits for its stream,
+     * then copies for 10 us; the wait is the kernels', not the copies'. */
+    f = make();
+    for (unsigned i = 0; i < GT_ADVICE_SMALL_MEMCPY_MIN_COUNT; i++) {
+        uint64_t t = START + i * 2000000ull;
+        gt_event ev = host_event(GT_EV_MEMCPY, 1, t, t + 1010000);
+        ev.api = intern(f->names, "cuMemcpyDtoHAsync_v2");
+        ev.u.copy.dir = GT_DIR_DTOH;
+        ev.u.copy.host_mem = GT_HOST_PAGEABLE;
+        ev.bytes = 8;
+        ev.flags = GT_EVF_ASYNC;
+        set_gpu(&ev, t + 1000000, t + 1005000);
+        gt_report_add(f->r, &ev);
+    }
+    run_rules(f);
+    expect(f, "small-memcpy", 100,
+           "100 copies under 4 KiB (800 B in all, 1.00 ms of host time in the copies themselves)");
+    expect(f, "small-memcpy", 100,
+           "Their calls also waited 100 ms for GPU work queued before them");
+    drop(f);
 }
 
 static void sync_call(fixture *f, const char *api, uint64_t ns)
@@ -214,8 +236,93 @@ static void test_gpu_idle(void **unused)
     gpu_work(f, START + 2000000 + 1000 + GT_GPU_IDLE_GAP_NS + 1, START + 4000000);
     gpu_work(f, START + 204000000, START + 205000000); /* a gap of 200 ms */
     run_rules(f);
-    expect(f, "gpu-idle", 2, "2 gaps over 1 ms left the GPU idle between its work (201 ms in all)");
+    expect(f, "gpu-idle", 2,
+           "2 gaps over 1 ms left the GPU idle between its work (201 ms in all, 20.1% of the "
+           "wall time)");
     expect(f, "gpu-idle", 2, "Largest: 200 ms at +4.00 ms.");
+    drop(f);
+}
+
+/* Gaps just over 1 ms that add up to little of the run come and go
+ * between runs of one program: no advice rests on them. */
+static void test_gpu_idle_stable(void **unused)
+{
+    (void)unused;
+    fixture *f = make(); /* 1 s of wall time */
+    uint64_t t = START;
+    for (unsigned i = 0; i < 20; i++, t += 2600000) /* 19 gaps of 1.5 ms: 2.9% of the wall */
+        gpu_work(f, t, t + 1100000);
+    run_rules(f);
+    assert_null(finding(f, "gpu-idle"));
+    for (unsigned i = 0; i < 20; i++, t += 2600000) /* 39 gaps: 5.9% */
+        gpu_work(f, t, t + 1100000);
+    run_rules(f);
+    expect(f, "gpu-idle", 39, "39 gaps over 1 ms left the GPU idle");
+    drop(f);
+}
+
+static void compile_call(fixture *f, uint64_t start, uint64_t end)
+{
+    gt_event ev = host_event(GT_EV_COMPILE, 1, start, end);
+    ev.api = intern(f->names, "nvvmCompileProgram");
+    ev.name = intern(f->names, "kernel.py");
+    gt_report_add(f->r, &ev);
+}
+
+/* Idle while code was compiled, and before the first kernel, is start-up
+ * cost: named as such, not as a queue to keep full. */
+static void test_gpu_idle_startup(void **unused)
+{
+    (void)unused;
+    fixture *f = make();
+    gpu_work(f, START, START + 1000);
+    compile_call(f, START + 2000000, START + 390000000); /* a 388 ms JIT */
+    gpu_work(f, START + 390000000, START + 391000000);
+    run_rules(f);
+    const gt_advice *a = finding(f, "gpu-idle");
+    assert_non_null(a);
+    assert_null(strstr(a->message, "left the GPU idle"));
+    expect(f, "gpu-idle", 1,
+           "The GPU waited 390 ms while code was compiled or loaded (1 gap): start-up cost, not "
+           "a queue to keep full");
+    drop(f);
+
+    /* A copy long before the first kernel: the program's start. */
+    f = make();
+    gt_event ev = host_event(GT_EV_MEMCPY, 1, START, START + 1000);
+    ev.u.copy.dir = GT_DIR_HTOD;
+    set_gpu(&ev, START, START + 1000);
+    gt_report_add(f->r, &ev);
+    gpu_work(f, START + 300000000, START + 301000000);
+    run_rules(f);
+    expect(f, "gpu-idle", 1, "The GPU waited 300 ms at start-up, before the first kernel");
+    drop(f);
+}
+
+/* With kernels not recorded (-c memcpy) the gaps between copies are not
+ * known to be idle, and GPU busy is of the copies alone. */
+static void test_gpu_idle_categories_off(void **unused)
+{
+    (void)unused;
+    fixture *f = make();
+    gt_report_destroy(f->r);
+    gt_report_options opt = {.categories = GT_CAT_BIT(GT_CAT_MEMCPY) | GT_CAT_BIT(GT_CAT_NVTX),
+                             .verbosity = GT_VERB_DEFAULT};
+    f->r = gt_report_create(&opt, f->names);
+    for (unsigned i = 0; i < 10; i++) {
+        uint64_t t = START + i * 10000000ull;
+        gt_event ev = host_event(GT_EV_MEMCPY, 1, t, t + 1000);
+        ev.api = intern(f->names, "cuMemcpyHtoDAsync_v2");
+        ev.u.copy.dir = GT_DIR_HTOD;
+        ev.flags = GT_EVF_ASYNC;
+        set_gpu(&ev, t, t + 1000);
+        gt_report_add(f->r, &ev);
+        gpu_work(f, t + 1000, t + 9000000); /* not recorded */
+    }
+    run_rules(f);
+    assert_int_equal(gt_gpu_busy_ns(&f->r->busy), 10 * 1000);
+    expect(f, "gpu-idle", 9,
+           "Only memcpy was recorded (-c): the GPU may have run other work in these gaps.");
     drop(f);
 }
 
@@ -250,7 +357,7 @@ static void test_small_kernels(void **unused)
     assert_null(strstr(finding(f, "small-kernels")->message, "the GPU waited"));
     expect(f, "small-kernels", 1000, "capture the sequence into a CUDA graph");
     expect(f, "small-kernels", 1000,
-           "Most launched: _Z4tinyPf, 999 launches, 5.00 µs each (median).");
+           "Most launched: _Z4tinyPf, 999 launches, 5.00 us each (median).");
     drop(f);
 
     /* Launch calls longer than the kernels: the GPU waited for them. */
@@ -277,6 +384,44 @@ static void test_small_kernels(void **unused)
     }
     run_rules(f);
     assert_null(finding(f, "small-kernels"));
+    drop(f);
+}
+
+/* Fixes are phrased for the library whose kernels ran. */
+static void test_language(void **unused)
+{
+    (void)unused;
+    fixture *f = make();
+    launches(f, "cudapy::__main__::axpy[abi:v3](float, Array<float, 1, C, mutable, aligned>)",
+             GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES, 1000, false);
+    run_rules(f);
+    assert_int_equal(gt_report_language(f->r, &f->p), GT_LANG_NUMBA);
+    expect(f, "small-kernels", 1000, "@cuda.jit kernels");
+    assert_null(strstr(finding(f, "small-kernels")->message, "cudaStreamBeginCapture"));
+    drop(f);
+
+    f = make();
+    launches(f, "cupy_multiply__float32_float32_float32", GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES, 1000,
+             false);
+    run_rules(f);
+    assert_int_equal(gt_report_language(f->r, &f->p), GT_LANG_CUPY);
+    expect(f, "small-kernels", 1000, "cupy.fuse");
+    drop(f);
+
+    f = make();
+    launches(f, "void at::native::vectorized_elementwise_kernel<4>(int)",
+             GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES, 1000, false);
+    run_rules(f);
+    expect(f, "small-kernels", 1000, "torch.cuda.graph");
+    drop(f);
+
+    /* Native kernels under a Python interpreter: the runtime's names. */
+    f = make();
+    f->p.command = "/usr/bin/python3 app.py";
+    launches(f, "_Z4tinyPf", GT_ADVICE_SMALL_KERNEL_MIN_LAUNCHES, 1000, false);
+    run_rules(f);
+    assert_int_equal(gt_report_language(f->r, &f->p), GT_LANG_PYTHON);
+    expect(f, "small-kernels", 1000, "cudaStreamBeginCapture");
     drop(f);
 }
 
@@ -468,7 +613,7 @@ static void test_json_rows(void **unused)
     FILE *out = open_memstream(&buf, &size);
     assert_int_equal(gt_report_write_json(f->r, &f->p, out), 0);
     fclose(out);
-    char want[1024];
+    char want[GT_ADVICE_MESSAGE_MAX + 64];
     snprintf(want, sizeof want, "{\"rule\": \"ptx-jit\", \"count\": 1, \"message\": \"%s\"}",
              f->found[0].message);
     assert_non_null(strstr(buf, want));
@@ -486,6 +631,10 @@ int main(void)
         cmocka_unit_test(test_sync_api),
         cmocka_unit_test(test_small_kernels),
         cmocka_unit_test(test_gpu_idle),
+        cmocka_unit_test(test_gpu_idle_stable),
+        cmocka_unit_test(test_gpu_idle_startup),
+        cmocka_unit_test(test_gpu_idle_categories_off),
+        cmocka_unit_test(test_language),
         cmocka_unit_test(test_ptx_jit),
         cmocka_unit_test(test_ptx_jit_sources),
         cmocka_unit_test(test_leak),

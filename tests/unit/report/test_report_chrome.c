@@ -165,6 +165,23 @@ static void test_sample_events(void **unused)
     free(text);
 }
 
+/* A Numba kernel is named as the verbose summary names it: escapes
+ * undone, ABI tags out, the signature kept. */
+static void test_numba_names(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t, GT_CAT_ALL);
+    uint32_t name =
+        intern(t.s.names, "cudapy::m::f::_3clocals_3e::k[abi:v1][abi:cw51cXTLSUw](int)");
+    add(&t, kernel_event(name, 10, SAMPLE_START, SAMPLE_START + 100, SAMPLE_START + 900));
+    char *text = trace_close(&t);
+    assert_non_null(strstr(text, "\"name\":\"cudapy::m::f::<locals>::k(int)\""));
+    assert_null(strstr(text, "_3clocals_3e"));
+    assert_null(strstr(text, "[abi:"));
+    free(text);
+}
+
 /* Disabled categories: no GPU slices, counters or ranges; host calls stay. */
 static void test_categories(void **unused)
 {
@@ -522,6 +539,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_sample_events),
         cmocka_unit_test(test_categories),
+        cmocka_unit_test(test_numba_names),
         cmocka_unit_test(test_nvtx),
         cmocka_unit_test(test_memory_counter_in_time_order),
         cmocka_unit_test(test_nvtx_attributes),

@@ -26,7 +26,7 @@
 
 #define HEADER                                                                                     \
     "category,name,calls,total_ns,avg_ns,med_ns,min_ns,max_ns,stddev_ns,first_ns,rest_avg_ns,"     \
-    "bytes,gbps\r\n"
+    "bytes,gbps,display_name,clock,time_pct,pid,host\r\n"
 
 static char *csv_of(const gt_report *r)
 {
@@ -71,26 +71,33 @@ static void test_sample_rows(void **unused)
     /* 3 kernels, 4 copies, 3 memory rows x 2, 1 compile, 1 module, 3 sync, 2 nvtx, 2 marks,
      * 12 api */
     assert_int_equal(count_records(csv), 1 + 3 + 4 + 6 + 1 + 1 + 3 + 2 + 2 + 12);
-    assert_non_null(strstr(csv, "\r\nkernel,\"" SAMPLE_RK4_NAME "\",12,24660000,2055000,2055000,"
-                                "2000000,2110000,36056,2000000,2060000,,\r\n"));
+    assert_non_null(strstr(csv,
+                           "\r\nkernel,\"" SAMPLE_RK4_NAME "\",12,24660000,2055000,2055000,"
+                           "2000000,2110000,36056,2000000,2060000,,,\"ode::rk4_integrate<double, "
+                           "ode::lorenz_rhs<double>, 4>\",gpu,98.838,,\"\"\r\n"));
     assert_non_null(strstr(csv, "\r\nmemcpy,\"HtoD pinned async\",12,480000,40000,40000,40000,"
-                                "40000,0,40000,40000,6291456,13.107\r\n"));
-    assert_non_null(strstr(csv, "\r\nmemory,\"GPU 0\",2,,,,,,,,,83886080,\r\n"));
-    assert_non_null(strstr(csv, "\r\nmemory,\"GPU 0 leaked\",1,,,,,,,,,67108864,\r\n"));
-    assert_non_null(strstr(csv, "\r\nmemory,\"host pinned\",1,,,,,,,,,33554432,\r\n"));
+                                "40000,0,40000,40000,6291456,13.107,\"HtoD pinned async\",gpu,"
+                                "16.961,,\"\"\r\n"));
+    assert_non_null(strstr(csv, "\r\nmemory,\"GPU 0\",2,,,,,,,,,83886080,,\"GPU 0\",,,,\"\"\r\n"));
+    assert_non_null(strstr(
+        csv, "\r\nmemory,\"GPU 0 leaked\",1,,,,,,,,,67108864,,\"GPU 0 leaked\",,,,\"\"\r\n"));
+    assert_non_null(
+        strstr(csv, "\r\nmemory,\"host pinned\",1,,,,,,,,,33554432,,\"host pinned\",,,,\"\"\r\n"));
     assert_non_null(strstr(csv, "\r\ncompile,\"nvrtcCompileProgram lorenz_rhs.cu\",1,80000000,"));
     assert_non_null(strstr(csv, "\r\nmodule,\"cuModuleLoadData ptx\",1,35000000,"));
     assert_non_null(strstr(csv, "\r\nsync,\"cuStreamSynchronize\",12,30000000,2500000,"));
     assert_non_null(strstr(csv, "\r\nnvtx,\"chunk\",12,"));
     /* marks: the count, then the first and last time (no process given: from 0) */
     char mark[128];
-    snprintf(mark, sizeof mark, "\r\nnvtx_mark,\"ode:step size halved\",3,,,,%llu,%llu,,,,,\r\n",
+    snprintf(mark, sizeof mark,
+             "\r\nnvtx_mark,\"ode:step size halved\",3,,,,%llu,%llu,,,,,,\"ode:step size "
+             "halved\",,,,\"\"\r\n",
              (unsigned long long)mark_times[0], (unsigned long long)mark_times[1]);
     assert_non_null(strstr(csv, mark));
     assert_true(strstr(csv, "\r\nnvtx,") < strstr(csv, "\r\nnvtx_mark,"));
     assert_true(strstr(csv, "\r\nnvtx_mark,") < strstr(csv, "\r\napi,"));
     assert_non_null(strstr(csv, "\r\napi,\"cuMemAlloc_v2\",4,75000,18750,20000,15000,20000,2500,"
-                                "20000,18333,,\r\n"));
+                                "20000,18333,,,\"cuMemAlloc_v2\",host,0.051,,\"\"\r\n"));
     /* categories in report order */
     assert_true(strstr(csv, "\r\nkernel,") < strstr(csv, "\r\nmemcpy,"));
     assert_true(strstr(csv, "\r\nnvtx,") < strstr(csv, "\r\napi,"));
@@ -116,10 +123,12 @@ static void test_quoting_and_empty_fields(void **unused)
     ev.bytes = 1024;
     gt_report_add(r, &ev);
     char *csv = csv_of(r);
-    const char *want = HEADER "kernel,\"f<\"\"a\"\", b>??x\xEF\xBF\xBD\",1,1500,1500,1500,1500,"
-                              "1500,0,1500,0,,\r\n"
-                              "kernel,\"untimed\",1,,,,,,,,,,\r\n"
-                              "memcpy,\"HtoD pinned async\",1,,,,,,,,,1024,\r\n";
+    const char *want =
+        HEADER "kernel,\"f<\"\"a\"\", b>??x\xEF\xBF\xBD\",1,1500,1500,1500,1500,"
+               "1500,0,1500,0,,,\"f<\"\"a\"\", b>??x\xEF\xBF\xBD\",gpu,100.000,,\"\"\r\n"
+               "kernel,\"untimed\",1,,,,,,,,,,,\"untimed\",,,,\"\"\r\n"
+               "memcpy,\"HtoD pinned async\",1,,,,,,,,,1024,,\"HtoD pinned async\",,,,"
+               "\"\"\r\n";
     assert_string_equal(csv, want);
     free(csv);
     gt_report_destroy(r);

@@ -153,12 +153,12 @@ static char *write_to_string(const gt_diff *d, diff_writer w)
 
 static int text_changed(const gt_diff *d, FILE *out)
 {
-    return gt_diff_write_text(d, false, out);
+    return gt_diff_write_text(d, false, 0, out);
 }
 
 static int text_all(const gt_diff *d, FILE *out)
 {
-    return gt_diff_write_text(d, true, out);
+    return gt_diff_write_text(d, true, 0, out);
 }
 
 static void test_formats(void **unused)
@@ -169,7 +169,7 @@ static void test_formats(void **unused)
     gt_diff d = compare(&w, true, GT_DIFF_DEFAULT_THRESHOLD_PCT, 0);
     char *text = write_to_string(&d, text_changed);
     assert_non_null(strstr(text, "gputrace diff: a.json -> b.json | threshold 5.0%"));
-    assert_non_null(strstr(text, "verdict: 2 slower, 3 new, 0 faster, 0 gone"));
+    assert_non_null(strstr(text, "verdict: 2 slower, 3 new, 0 moved, 0 faster, 0 gone"));
     assert_non_null(strstr(text, ": FAIL, 5 rows are slower or new"));
     assert_non_null(strstr(text, "only_in_b(float*)"));
     assert_null(strstr(text, "cuStreamSynchronize")); /* the same: not listed */
@@ -179,6 +179,9 @@ static void test_formats(void **unused)
     free(text);
     char *json = write_to_string(&d, gt_diff_write_json);
     assert_non_null(strstr(json, "\"failing\": 5"));
+    assert_non_null(strstr(json,
+                           "\"fails\": true,\n  \"categories\": [\"kernel\", \"memcpy\", "
+                           "\"memset\", \"compile\", \"module\", \"sync\", \"nvtx\", \"api\"]"));
     assert_non_null(strstr(json, "\"name\": \"only_in_b(float*)\", \"verdict\": \"new\", "
                                  "\"fails\": true, \"change_pct\": null"));
     free(json);
@@ -191,6 +194,132 @@ static void test_formats(void **unused)
     free(csv);
     gt_diff_free(&d);
     runs_free(&w);
+}
+
+/* A run as a CI gate sees it: kernels and copies on the GPU, launch
+ * calls on the host. copies: (direction, host memory, async) rows of
+ * `count` copies each of `ns` GPU time. */
+typedef struct copy_rows {
+    uint8_t dir, host_mem;
+    unsigned count;
+    uint64_t ns;
+} copy_rows;
+
+static gt_report *gate_run(gt_strtab *names, uint64_t kernel_ns, uint64_t launch_ns,
+                           const copy_rows *copies, size_t ncopies)
+{
+    gt_report *r = gt_report_create(NULL, names);
+    uint64_t t = 1000000;
+    for (int i = 0; i < 20; i++, t += kernel_ns + 1000) {
+        gt_event ev = kernel_event(intern(names, "step(double*)"), 1, t, t, t + kernel_ns);
+        ev.host_end = ev.host_start + launch_ns;
+        ev.api = intern(names, "cuLaunchKernel");
+        gt_report_add(r, &ev);
+        ev = host_event(GT_EV_API, 1, t, t + launch_ns);
+        ev.api = intern(names, "cuLaunchKernel");
+        gt_report_add(r, &ev);
+    }
+    for (size_t k = 0; k < ncopies; k++)
+        for (unsigned i = 0; i < copies[k].count; i++, t += copies[k].ns + 1000) {
+            gt_event ev = host_event(GT_EV_MEMCPY, 1, t, t + copies[k].ns);
+            ev.u.copy.dir = copies[k].dir;
+            ev.u.copy.host_mem = copies[k].host_mem;
+            ev.flags |= GT_EVF_ASYNC;
+            ev.bytes = 1 << 20;
+            set_gpu(&ev, t, t + copies[k].ns);
+            gt_report_add(r, &ev);
+        }
+    return r;
+}
+
+static gt_diff gate(const gt_report *base, const gt_report *next)
+{
+    gt_diff_options o = {GT_DIFF_DEFAULT_THRESHOLD_PCT, GT_DIFF_MIN_AUTO,
+                         GT_DIFF_DEFAULT_CATEGORIES};
+    gt_diff d;
+    assert_int_equal(gt_diff_reports(base, next, "a", "b", &o, &d), 0);
+    return d;
+}
+
+/* The defaults: GPU-timed rows and the GPU busy total. Launch calls twice
+ * as slow on the host do not fail; a kernel 30% slower does, and the GPU
+ * busy time says by how much; rows under 1% of the GPU busy time are noise. */
+static void test_gate_defaults(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    const copy_rows copies[] = {{GT_DIR_HTOD, GT_HOST_PINNED, 4, 20000}};
+    gt_report *base = gate_run(names, 1000000, 5000, copies, 1);
+    gt_report *noisy = gate_run(names, 1000000, 10000, copies, 1);
+    gt_diff d = gate(base, noisy);
+    assert_false(gt_diff_fails(&d));
+    assert_true(d.gpu_compared);
+    assert_int_equal(d.opt.min_ns, (20 * 1000000 + 4 * 20000) / 100);
+    for (size_t i = 0; i < d.nrows; i++)
+        assert_true(d.rows[i].cat == GT_CAT_KERNEL || d.rows[i].cat == GT_CAT_MEMCPY);
+    gt_diff_free(&d);
+
+    gt_report *slower = gate_run(names, 1300000, 5000, copies, 1);
+    d = gate(base, slower);
+    assert_true(gt_diff_fails(&d));
+    assert_true(d.gpu_busy_fails);
+    assert_int_equal(d.failing, 1);
+    assert_int_equal(row_of(&d, GT_CAT_KERNEL, "step(double*)")->verdict, GT_DIFF_SLOWER);
+    char *text = write_to_string(&d, text_changed);
+    assert_non_null(strstr(text, ": FAIL, 1 row is slower or new, and the GPU busy time grew; "
+                                 "GPU busy +29.9%\n"));
+    assert_non_null(strstr(text, "| kernel, memcpy, memset\n  GPU busy: "));
+    free(text);
+    gt_diff_free(&d);
+
+    /* a copy row 20% slower, but under 1% of the GPU's time: noise-sized */
+    const copy_rows slow_copies[] = {{GT_DIR_HTOD, GT_HOST_PINNED, 4, 24000}};
+    gt_report *small = gate_run(names, 1000000, 5000, slow_copies, 1);
+    d = gate(base, small);
+    assert_false(gt_diff_fails(&d));
+    assert_int_equal(row_of(&d, GT_CAT_MEMCPY, "HtoD pinned async")->verdict, GT_DIFF_SLOWER);
+    assert_false(row_of(&d, GT_CAT_MEMCPY, "HtoD pinned async")->fails);
+    gt_diff_free(&d);
+    gt_report_destroy(small);
+    gt_report_destroy(slower);
+    gt_report_destroy(noisy);
+    gt_report_destroy(base);
+    gt_strtab_destroy(names);
+}
+
+/* The tool's own advice applied: pageable copies pinned, twice as many
+ * in pieces, in a fraction of the time. The pinned row is new and larger,
+ * but it took over the pageable row's work: moved, and the gate passes. */
+static void test_gate_moved_work(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    const copy_rows pageable[] = {{GT_DIR_DTOH, GT_HOST_PAGEABLE, 8, 2000000},
+                                  {GT_DIR_HTOD, GT_HOST_PINNED, 4, 50000}};
+    const copy_rows pinned[] = {{GT_DIR_DTOH, GT_HOST_PINNED, 16, 100000},
+                                {GT_DIR_HTOD, GT_HOST_PINNED, 8, 50000}};
+    gt_report *base = gate_run(names, 1000000, 5000, pageable, 2);
+    gt_report *next = gate_run(names, 1000000, 5000, pinned, 2);
+    gt_diff d = gate(base, next);
+    assert_false(gt_diff_fails(&d));
+    assert_int_equal(row_of(&d, GT_CAT_MEMCPY, "DtoH pinned async")->verdict, GT_DIFF_MOVED);
+    assert_int_equal(row_of(&d, GT_CAT_MEMCPY, "HtoD pinned async")->verdict, GT_DIFF_MOVED);
+    assert_int_equal(row_of(&d, GT_CAT_MEMCPY, "DtoH pageable async")->verdict, GT_DIFF_GONE);
+    assert_int_equal(d.count[GT_DIFF_MOVED], 2);
+    char *text = write_to_string(&d, text_changed);
+    assert_non_null(strstr(text, ": pass, nothing slower; GPU busy -"));
+    assert_non_null(strstr(text, "\nmoved: grew or appeared while other rows"));
+    free(text);
+    gt_diff_free(&d);
+    /* the other way: the pinned rows went, the pageable row that took
+     * their work grew the table's total: slower, not moved */
+    d = gate(next, base);
+    assert_true(gt_diff_fails(&d));
+    assert_int_equal(row_of(&d, GT_CAT_MEMCPY, "DtoH pageable async")->verdict, GT_DIFF_NEW);
+    gt_diff_free(&d);
+    gt_report_destroy(next);
+    gt_report_destroy(base);
+    gt_strtab_destroy(names);
 }
 
 /* The mark row of d named `name`, or NULL. */
@@ -249,10 +378,9 @@ static void test_marks_and_header(void **unused)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_differences),
-        cmocka_unit_test(test_threshold_and_min_ns),
-        cmocka_unit_test(test_formats),
-        cmocka_unit_test(test_marks_and_header),
+        cmocka_unit_test(test_known_differences), cmocka_unit_test(test_threshold_and_min_ns),
+        cmocka_unit_test(test_formats),           cmocka_unit_test(test_gate_defaults),
+        cmocka_unit_test(test_gate_moved_work),   cmocka_unit_test(test_marks_and_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

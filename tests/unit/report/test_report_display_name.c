@@ -85,6 +85,35 @@ static void test_numba(void **unused)
     expect_display("cudapy::m::x_41_5f_30[abi:v1](int)", "cudapy::m::x_41_5f_30");
     /* outside Numba's names the same text is left alone */
     expect_display("ns::a_3cb_3e(int)", "ns::a_3cb_3e");
+    /* a kernel Numba compiled for link-time optimisation: no "cudapy::", no
+     * ABI tag, but an escaped Python scope says whose name it is */
+    expect_display("BatchSolverKernel::build_kernel::_3clocals_3e::rk45_unnamed_9_ltoon(double*)",
+                   "BatchSolverKernel::build_kernel::<locals>::rk45_unnamed_9_ltoon");
+    expect_display("mod::make::_3clambda_3e_2ex(int)", "mod::make::<lambda>.x");
+    assert_true(gt_name_is_numba("a::_3cgenexpr_3e::k"));
+    assert_false(gt_name_is_numba("ns::a_3cb_3e"));
+}
+
+static void expect_verbose(const char *full, const char *want)
+{
+    char *got = gt_verbose_name(full);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+/* Verbose output keeps the signature; a Numba name loses its ABI tags
+ * (their hash is most of its length) and its escapes. */
+static void test_verbose(void **unused)
+{
+    (void)unused;
+    expect_verbose(NUMBA_CUBIE, "cudapy::cubie::batchsolving::BatchSolverKernel::build_kernel::"
+                                "<locals>::integration_kernel(Array<double, 2, C, mutable, "
+                                "aligned>, Array<double, 2, C, mutable, aligned>, int, int, long "
+                                "long)");
+    expect_verbose(TORCH_ADD, TORCH_ADD);
+    expect_verbose("f[abi:cxx11](int)", "f[abi:cxx11](int)");
+    expect_verbose("k::_3clocals_3e::g(int)", "k::<locals>::g(int)");
 }
 
 /* Cut to a width: template arguments, then leading namespaces, as far as
@@ -117,6 +146,7 @@ int main(void)
         cmocka_unit_test(test_plain_names_stay),
         cmocka_unit_test(test_signature_dropped),
         cmocka_unit_test(test_numba),
+        cmocka_unit_test(test_verbose),
         cmocka_unit_test(test_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

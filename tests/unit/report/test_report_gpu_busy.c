@@ -110,8 +110,9 @@ static void test_idle_gaps(void **unused)
     gt_gpu_busy_add(&b, 20 + 3 * ms, 30 + 3 * ms); /* 2 ms gap */
     gt_gpu_busy_add(&b, 30 + 8 * ms, 40 + 8 * ms); /* 5 ms gap: the largest */
     gt_gpu_busy_add(&b, 40 + 8 * ms, 50 + 8 * ms); /* touching */
-    gt_gpu_gaps g;
-    gt_gpu_busy_gaps(&b, &g);
+    gt_gpu_gaps gaps[GT_GAP_CAUSES], g;
+    gt_gpu_busy_gaps(&b, gaps);
+    g = gaps[GT_GAP_IDLE];
     assert_int_equal(g.count, 2);
     assert_int_equal(g.largest_ns, 5 * ms);
     assert_int_equal(g.largest_start, 30 + 3 * ms);
@@ -120,7 +121,8 @@ static void test_idle_gaps(void **unused)
     /* the same gaps once most of them are retired from the window */
     for (uint64_t i = 0; i < GT_GPU_BUSY_WINDOW + 5; i++)
         gt_gpu_busy_add(&b, 100 * ms + i * 100, 100 * ms + i * 100 + 50);
-    gt_gpu_busy_gaps(&b, &g);
+    gt_gpu_busy_gaps(&b, gaps);
+    g = gaps[GT_GAP_IDLE];
     assert_int_equal(g.count, 3); /* plus the gap before the burst */
     assert_int_equal(g.largest_ns, 100 * ms - (50 + 8 * ms));
     gt_gpu_busy_free(&b);
@@ -138,8 +140,9 @@ static void test_fences(void **unused)
     gt_gpu_busy_fence(&b, 10 * ms);      /* the second window */
     gt_gpu_busy_add(&b, 12 * ms, 13 * ms);
     gt_gpu_busy_add(&b, 20 * ms, 21 * ms); /* a 7 ms gap in it */
-    gt_gpu_gaps g;
-    gt_gpu_busy_gaps(&b, &g);
+    gt_gpu_gaps gaps[GT_GAP_CAUSES], g;
+    gt_gpu_busy_gaps(&b, gaps);
+    g = gaps[GT_GAP_IDLE];
     assert_int_equal(g.count, 2);
     assert_int_equal(g.total_ns, 9 * ms);
     assert_int_equal(g.largest_ns, 7 * ms);
@@ -151,7 +154,8 @@ static void test_fences(void **unused)
         if (i % 2) gt_gpu_busy_fence(&r, i * 10 * ms + 5 * ms);
         gt_gpu_busy_add(&r, i * 10 * ms, i * 10 * ms + ms);
     }
-    gt_gpu_busy_gaps(&r, &g);
+    gt_gpu_busy_gaps(&r, gaps);
+    g = gaps[GT_GAP_IDLE];
     /* Gaps after even intervals have no fence: half of them (one fewer). */
     assert_int_equal(g.count, 3 * GT_GPU_BUSY_WINDOW / 2);
     assert_true(r.nfences <= GT_GPU_BUSY_WINDOW);

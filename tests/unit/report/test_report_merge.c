@@ -155,6 +155,24 @@ static void test_spread_and_header(void **unused)
     assert_non_null(strstr(text, "[leak] In 2 of 2 inputs; #0 has the most: 2 device allocations"));
     assert_non_null(strstr(text, "memory: 2 GPUs, 8 allocations, 4 frees"));
     free(text);
+    /* The CSV keeps the spread; a merge has no one pid, and its inputs'
+     * host when they share it. */
+    char *csv = render(gt_report_write_csv, w.merged, p);
+    assert_non_null(strstr(csv, "display_name,clock,time_pct,pid,host,in_min_ns,in_med_ns,"
+                                "in_max_ns,max_input\r\n"));
+    const char *at = strstr(csv, "\r\nkernel,\"" SAMPLE_RK4_NAME "\"");
+    assert_non_null(at);
+    char tail[128];
+    snprintf(tail, sizeof tail, ",,\"%s\",%llu,%llu,%llu,1\r\n", p->hostname,
+             (unsigned long long)a->time.total,
+             (unsigned long long)(a->time.total + (extra + 1) / 2),
+             (unsigned long long)b->time.total);
+    const char *end = strstr(at + 2, "\r\n");
+    assert_non_null(end);
+    assert_true((size_t)(end + 2 - at) > strlen(tail));
+    assert_memory_equal(end + 2 - strlen(tail), tail, strlen(tail));
+    assert_non_null(strstr(at, ",gpu,"));
+    free(csv);
     runs_free(&w);
 }
 

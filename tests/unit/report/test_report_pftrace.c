@@ -301,6 +301,55 @@ static void test_sample_packets(void **unused)
     assert_true(y.descriptors >= 7);
 }
 
+/* Appends the packets' bytes, bundles inflated, to *all. */
+static void gather_packets(const uint8_t *data, size_t size, uint8_t **all, size_t *len)
+{
+    const uint8_t *p = data;
+    field f, z;
+    while (next_field(&p, data + size, &f)) {
+        if (find_field(f.data, f.len, 50, &z)) {
+            size_t n;
+            uint8_t *inner = inflate_bundle(z.data, z.len, &n);
+            gather_packets(inner, n, all, len);
+            free(inner);
+            continue;
+        }
+        *all = realloc(*all, *len + f.len);
+        assert_non_null(*all);
+        memcpy(*all + *len, f.data, f.len);
+        *len += f.len;
+    }
+}
+
+/* A Numba kernel's name is interned as the verbose summary shows it:
+ * escapes undone, ABI tags out, the signature kept. */
+static void test_numba_names(void **unused)
+{
+    (void)unused;
+    trace t;
+    trace_open(&t);
+    gt_event ev = kernel_event(intern(t.s.names, "cudapy::m::f::_3clocals_3e::k[abi:v1]"
+                                                 "[abi:cw51cXTLSUwv1sDUaKthqqNgQ0](int)"),
+                               10, SAMPLE_START, SAMPLE_START + 100, SAMPLE_START + 900);
+    add(&t, ev);
+    assert_int_equal(gt_pftrace_finish(t.pf, &t.s.p), 0);
+    gt_pftrace_destroy(t.pf);
+    off_t size = lseek(t.fd, 0, SEEK_END);
+    uint8_t *data = malloc((size_t)size), *all = NULL;
+    size_t len = 0;
+    assert_int_equal(pread(t.fd, data, (size_t)size, 0), size);
+    gather_packets(data, (size_t)size, &all, &len);
+    const char *want = "cudapy::m::f::<locals>::k(int)";
+    assert_non_null(memmem(all, len, want, strlen(want)));
+    assert_null(memmem(all, len, "_3clocals_3e", 12));
+    assert_null(memmem(all, len, "[abi:", 5));
+    free(all);
+    free(data);
+    close(t.fd);
+    unlink(t.path);
+    sample_free(&t.s);
+}
+
 /* GPU work of two threads on one stream arriving a chunk at a time: the
  * later chunk's slices go to a second lane of the same name, so that
  * each lane is written in time order. Past GT_PFTRACE_MAX_LANES pieces
@@ -507,7 +556,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lengths),     cmocka_unit_test(test_sample_packets),
         cmocka_unit_test(test_lanes),       cmocka_unit_test(test_per_thread_default_streams),
         cmocka_unit_test(test_bundles),     cmocka_unit_test(test_too_deep),
-        cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_write_error), cmocka_unit_test(test_numba_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,10 +149,9 @@ static void test_default_fits_and_verbose_is_whole(void **unused)
     (void)unused;
     char *text = sample_summary(GT_VERB_DEFAULT);
     assert_true(widest_line(text) <= GT_TEXT_WIDTH);
-    /* kernels by their readable names, cut where they would not fit: the
-     * function's own name stays */
+    /* kernels by their readable names; StdDev left out so that they fit */
     assert_null(strstr(text, SAMPLE_RK4_NAME));
-    assert_non_null(strstr(text, "  ode::rk4_integrate\n"));
+    assert_non_null(strstr(text, "  ode::rk4_integrate<double, ode::lorenz_rhs<double>, 4>\n"));
     assert_non_null(strstr(text, "  reduce_status\n"));
     assert_null(strstr(text, "RestAvg")); /* the full statistics are verbose */
     free(text);
@@ -161,6 +160,73 @@ static void test_default_fits_and_verbose_is_whole(void **unused)
     assert_non_null(strstr(text, SAMPLE_RK4_NAME "\n"));
     assert_non_null(strstr(text, "  First  RestAvg"));
     free(text);
+}
+
+/* A Numba kernel at verbose: its whole name, signature included, without
+ * Numba's escapes and ABI tags; at default its readable name. */
+static void test_numba_names(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report *r = gt_report_create(NULL, names);
+    gt_event ev = kernel_event(intern(names, "cudapy::m::f::_3clocals_3e::k[abi:v1]"
+                                             "[abi:cw51cXTLSUwv1sDUaKthqqNgQ0](int)"),
+                               1, 0, 0, 1000);
+    gt_report_add(r, &ev);
+    char *text = summary_of(r, NULL, GT_VERB_VERBOSE);
+    assert_non_null(strstr(text, "  cudapy::m::f::<locals>::k(int)\n"));
+    assert_null(strstr(text, "abi:"));
+    free(text);
+    text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_non_null(strstr(text, "  cudapy::m::f::<locals>::k\n"));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
+static char *summary_fit(const gt_report *r, const gt_process_info *p, unsigned width)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    assert_int_equal(gt_report_write_summary_fit(r, p, GT_VERB_DEFAULT, width, f), 0);
+    fclose(f);
+    return buf;
+}
+
+/* The summary fits the width it is given: StdDev, then Min and Max, are
+ * left out before names are cut; the header starts with the program's
+ * base name and cuts the command line at its end. */
+static void test_width(void **unused)
+{
+    (void)unused;
+    sample s;
+    sample_build(&s, NULL);
+    char *wide = summary_fit(s.r, &s.p, 200);
+    assert_non_null(strstr(wide, "  StdDev  Name"));
+    assert_non_null(strstr(wide, "ode::rk4_integrate<double, ode::lorenz_rhs<double>, 4>\n"));
+    assert_non_null(strstr(wide, "gputrace: batch_ode --systems 65536 --chunks 12 | wall"));
+    char *narrow = summary_fit(s.r, &s.p, 80);
+    /* every table row fits but the one whose Errors column follows the name */
+    for (const char *l = narrow; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        size_t len = strcspn(l, "\n");
+        if (strncmp(l, "  ", 2) == 0 && memchr(l, '%', len) && !memmem(l, len, "CUDA_ERROR", 10))
+            assert_true(len <= 80);
+    }
+    assert_null(strstr(narrow, "StdDev"));
+    assert_non_null(strstr(narrow, "  Time%    Total  Calls      Avg      Med  Name\n"));
+    /* the name kept what fits: its function, template arguments gone */
+    assert_non_null(strstr(narrow, "  ode::rk4_integrate\n"));
+    assert_non_null(strstr(narrow, "gputrace: batch_ode --"));
+    /* narrower than 40 counts as 40 */
+    char *tiny = summary_fit(s.r, &s.p, 10);
+    assert_non_null(
+        strstr(tiny, "\n  [sync-api] 13 synchronize calls\n      blocked the host for 30.1 ms\n"));
+    free(tiny);
+    free(narrow);
+    free(wide);
+    sample_free(&s);
 }
 
 /* Default shows the top rows and says how many more there are. */
@@ -279,6 +345,30 @@ static void test_hostile_names(void **unused)
     gt_strtab_destroy(names);
 }
 
+/* A category that recorded nothing has no section of its own at default:
+ * one line names them all; verbose keeps each section. */
+static void test_empty_sections(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_report *r = gt_report_create(NULL, names);
+    gt_event ev = kernel_event(intern(names, "k"), 1, 0, 0, 1000);
+    gt_report_add(r, &ev);
+    char *text = summary_of(r, NULL, GT_VERB_DEFAULT);
+    assert_non_null(strstr(text, "\nkernel: 1 kernel, 1 launch, GPU time 1.00 us\n"));
+    assert_null(strstr(text, "memcpy:"));
+    assert_null(strstr(text, "none recorded\n"));
+    assert_non_null(strstr(text, "\nnone recorded: memcpy, memset, memory, compile, module, sync, "
+                                 "nvtx, api\n"));
+    free(text);
+    text = summary_of(r, NULL, GT_VERB_VERBOSE);
+    assert_non_null(strstr(text, "\nmemcpy: none recorded\n"));
+    assert_null(strstr(text, "none recorded:"));
+    free(text);
+    gt_report_destroy(r);
+    gt_strtab_destroy(names);
+}
+
 static void test_sections_follow_categories(void **unused)
 {
     (void)unused;
@@ -289,6 +379,8 @@ static void test_sections_follow_categories(void **unused)
     char *text = summary_of(s.r, &s.p, GT_VERB_DEFAULT);
     assert_non_null(strstr(text, "\nkernel: 3 kernels, 25 launches, GPU time 24.9 ms\n"));
     assert_non_null(strstr(text, "\nmemory: 2 GPUs, 4 allocations, 2 frees\n"));
+    /* GPU busy is of the kernels alone, and the header says so */
+    assert_non_null(strstr(text, " | GPU busy 24.9 ms (12.5%, kernel only) | "));
     assert_null(strstr(text, "\nmemcpy"));
     assert_null(strstr(text, "\napi"));
     /* rules of disabled categories stay silent: only gpu-idle and leak remain */
@@ -419,6 +511,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_none_is_silent),
         cmocka_unit_test(test_default_fits_and_verbose_is_whole),
         cmocka_unit_test(test_top_rows),
+        cmocka_unit_test(test_numba_names),
+        cmocka_unit_test(test_empty_sections),
+        cmocka_unit_test(test_width),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sections_follow_categories),
         cmocka_unit_test(test_dropped_warning),
