@@ -259,9 +259,10 @@ typedef struct gt_event {
     } u;
     /* Where the call came from (shim/callsite/): 0 when not attributed. On
      * the hot path, the id of the call stack taken there; the drain turns
-     * it into the string id of the site's label, as it turns host ticks
-     * into ns. GT_SITE_SAMPLED: attributed by sampling, so what it adds to
-     * a site is an estimate. GT_SITE_SKIPPED: a call the sampling passed
+     * it into the string id of the site's label (a checksum's: of its
+     * site's JSON text), as it turns host ticks into ns.
+     * GT_SITE_SAMPLED: attributed by sampling, so what it adds to a site
+     * is an estimate. GT_SITE_SKIPPED: a call the sampling passed
      * over, counted so that the sampled calls can stand for it. */
     uint32_t site;
 } gt_event;

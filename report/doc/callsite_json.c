@@ -14,11 +14,11 @@
 #include "json_writer.h"
 #include "strtab.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
-static void write_site(gt_json *w, const gt_strtab *names, const gt_site *s)
+void gt_site_write_json(gt_json *w, const gt_strtab *names, const gt_site *s)
 {
-    gt_json_key(w, "site");
     gt_json_object_begin(w, true);
     gt_json_kv_string(w, "language", gt_site_language_name(s->language));
     gt_json_kv_string(w, "file", gt_strtab_get(names, s->file));
@@ -27,6 +27,23 @@ static void write_site(gt_json *w, const gt_strtab *names, const gt_site *s)
     gt_json_kv_string(w, "module", gt_strtab_get(names, s->module));
     gt_json_kv_string(w, "via", gt_strtab_get(names, s->via));
     gt_json_object_end(w);
+}
+
+size_t gt_site_json_text(const gt_strtab *names, const gt_site *s, char *buf, size_t cap)
+{
+    FILE *f = fmemopen(buf, cap, "w");
+    if (!f) return 0;
+    gt_json w;
+    gt_json_init(&w, f);
+    w.tight = true;
+    gt_site_write_json(&w, names, s);
+    /* Written whole, with room for the terminating NUL. */
+    long len = ftell(f);
+    bool whole = fflush(f) == 0 && len > 0 && (size_t)len < cap;
+    fclose(f);
+    if (!whole) return 0;
+    buf[len] = '\0';
+    return (size_t)len;
 }
 
 static void write_row(gt_json *w, const gt_strtab *names, const gt_site_table *cs,
@@ -39,7 +56,8 @@ static void write_row(gt_json *w, const gt_strtab *names, const gt_site_table *c
     gt_json_kv_string(w, "name",
                       row->kind == GT_EV_KERNEL && !row->b && row->a ? gt_strtab_get(names, row->a)
                                                                      : name);
-    write_site(w, names, &cs->sites[row->site]);
+    gt_json_key(w, "site");
+    gt_site_write_json(w, names, &cs->sites[row->site]);
     gt_json_kv_uint(w, "calls", row->calls);
     gt_json_kv_uint(w, "sampled", row->samples);
     gt_json_kv_uint(w, "gpu_ns_total", row->gpu_ns);

@@ -38,7 +38,7 @@ static void next_item(gt_json *w)
     if (!w->empty[d]) fputc_unlocked(',', w->out);
     if (!w->compact[d])
         newline_indent(w, w->depth);
-    else if (!w->empty[d])
+    else if (!w->empty[d] && !w->tight)
         fputc_unlocked(' ', w->out);
     w->empty[d] = false;
 }
@@ -92,7 +92,7 @@ void gt_json_key(gt_json *w, const char *key)
 {
     next_item(w);
     gt_json_write_string(w->out, key, strlen(key));
-    fputs_unlocked(": ", w->out);
+    fputs_unlocked(w->tight ? ":" : ": ", w->out);
     w->after_key = true;
 }
 

@@ -20,6 +20,9 @@ typedef struct gt_json {
     unsigned depth;
     bool after_key;
     bool overflow; /* nesting past GT_JSON_MAX_DEPTH: a bug in the caller */
+    /* No space after ':' and ',': the form a JSON parser's compact print
+     * gives (a call site kept as JSON text, checksum_list.h). */
+    bool tight;
     bool empty[GT_JSON_MAX_DEPTH];
     bool compact[GT_JSON_MAX_DEPTH];
 } gt_json;

@@ -271,6 +271,7 @@ static void add_checksum(gt_report *r, const gt_event *ev)
                            .bytes = ev->bytes,
                            .hash = ev->u.checksum.hash,
                            .thread = ev->u.checksum.thread,
+                           .site = GT_SITE_ID(ev->site),
                            .status = ev->u.checksum.status};
     gt_checksums_add(&r->checksums, &e, host_ns(ev));
 }

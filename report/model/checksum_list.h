@@ -26,8 +26,11 @@ typedef struct gt_checksum_entry {
     uint64_t hash;   /* with status GT_CK_HASHED */
     uint32_t thread; /* the thread's number (event.h, u.checksum.thread) */
     uint32_t rank;   /* a merged report's input it came from; 0 otherwise */
-    uint32_t site;   /* string id of where the program made the copy; 0: unknown */
-    uint8_t status;  /* enum gt_checksum_status */
+    /* Where the program made the copy: the string id of the site's
+     * compact JSON text (as `callsites` writes a site, or as a report read
+     * back had it); 0: unknown. */
+    uint32_t site;
+    uint8_t status; /* enum gt_checksum_status */
 } gt_checksum_entry;
 
 /* One thread's copies, listed or not. */

@@ -109,14 +109,35 @@ static int sample_now(void)
     return 1;
 }
 
+/* Which stack the calling thread's site is taken from: Python's when it
+ * runs Python and that is asked for, else native when asked for; 0: none. */
+static unsigned which_stack(void)
+{
+    unsigned modes = modes_in_force();
+    if ((modes & GT_CALLSITE_PYTHON) && gt_python_running()) return GT_CALLSITE_PYTHON;
+    return modes & GT_CALLSITE_NATIVE;
+}
+
+/* That stack as an id; 0 when none was had. */
+static uint32_t stack_id(unsigned which)
+{
+    gt_stack s;
+    memset(&s, 0, sizeof s);
+    if (which == GT_CALLSITE_PYTHON) {
+        if (!gt_python_site(&s)) return 0;
+    } else {
+        gt_unwind_native(&s);
+    }
+    return gt_stack_id(&s);
+}
+
 void gt_callsite_take(gt_event *ev)
 {
     if (ev->result != 0) return;
     int alloc = ev->kind == GT_EV_ALLOC;
     if (!alloc && !gt_kind_is_gpu_work(ev->kind)) return;
-    unsigned modes = modes_in_force();
-    int python = (modes & GT_CALLSITE_PYTHON) && gt_python_running();
-    if (!python && !(modes & GT_CALLSITE_NATIVE)) return;
+    unsigned which = which_stack();
+    if (!which) return;
     int sampled = 0;
     if (!alloc && !name_is_new(ev)) {
         if (!sample_now()) {
@@ -125,15 +146,15 @@ void gt_callsite_take(gt_event *ev)
         }
         sampled = 1;
     }
-    gt_stack s;
-    memset(&s, 0, sizeof s);
-    if (python) {
-        if (!gt_python_site(&s)) return;
-    } else {
-        gt_unwind_native(&s);
-    }
-    uint32_t id = gt_stack_id(&s);
+    uint32_t id = stack_id(which);
     if (id) ev->site = sampled ? id | GT_SITE_SAMPLED : id;
+}
+
+uint32_t gt_callsite_stack_now(void)
+{
+    if (!gt_callsite_modes) return 0;
+    unsigned which = which_stack();
+    return which ? stack_id(which) : 0;
 }
 
 void gt_callsite_fork_child(void)

@@ -43,6 +43,12 @@ static inline void gt_callsite_note(gt_event *ev)
     if (GT_UNLIKELY(gt_callsite_modes)) gt_callsite_take(ev);
 }
 
+/* The stack id of where the calling thread is now, whatever the sampling
+ * decided for its record: for what must name its site each time (a
+ * copy's checksum, checksum.h). 0 when call sites are off or no stack was
+ * had. */
+uint32_t gt_callsite_stack_now(void);
+
 /* On the draining thread: the string id of the label of the site a
  * record's stack id names (GT_SITE_ID of its `site`), resolving it the
  * first time, and the site into *site; 0 when it names none. */

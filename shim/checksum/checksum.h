@@ -40,6 +40,7 @@ typedef struct gt_checksum_copy {
     uint64_t bytes;
     uint64_t stream;  /* the copy's stream (an asynchronous copy's) */
     uint64_t context; /* the current context (an asynchronous copy's) */
+    uint32_t site;    /* the call site's stack id (callsite.h); 0: none */
     uint8_t pending;  /* asynchronous into page-locked memory: hashed at its synchronize */
     uint8_t strided;  /* a 2D or 3D copy: counted, not hashed */
 } gt_checksum_copy;

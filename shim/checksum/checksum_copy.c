@@ -23,15 +23,16 @@ static __thread uint32_t thread_number __attribute__((tls_model("initial-exec"))
 static __thread uint64_t copies_made __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's next copy. */
-static gt_checksum_id next_copy(const void *dst, uint64_t bytes, uint64_t stream)
+static gt_checksum_id next_copy(const gt_checksum_copy *c)
 {
     if (!thread_number)
         thread_number = atomic_fetch_add_explicit(&threads_numbered, 1, memory_order_relaxed) + 1;
-    return (gt_checksum_id){.dst = (uintptr_t)dst,
-                            .bytes = bytes,
+    return (gt_checksum_id){.dst = (uintptr_t)c->dst,
+                            .bytes = c->bytes,
                             .index = copies_made++,
-                            .stream = stream,
-                            .thread = thread_number - 1};
+                            .stream = c->stream,
+                            .thread = thread_number - 1,
+                            .site = c->site};
 }
 
 static void record(const gt_checksum_id *id, enum gt_checksum_status status, uint64_t hash,
@@ -43,6 +44,7 @@ static void record(const gt_checksum_id *id, enum gt_checksum_status status, uin
     ev->device = GT_NO_DEVICE;
     ev->bytes = id->bytes;
     ev->stream = id->stream;
+    ev->site = id->site;
     ev->host_start = t0;
     ev->host_end = t1;
     ev->u.checksum.hash = hash;
@@ -82,7 +84,7 @@ void gt_checksum_copied(const gt_checksum_copy *c)
     if (gt_tls.guard) return;
     int saved = errno;
     gt_checksum_pending_overwritten((uintptr_t)c->dst, c->bytes);
-    gt_checksum_id id = next_copy(c->dst, c->bytes, c->stream);
+    gt_checksum_id id = next_copy(c);
     if (c->strided)
         gt_checksum_record_unhashed(&id, GT_CK_STRIDED);
     else if (c->pending)

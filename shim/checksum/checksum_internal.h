@@ -15,6 +15,7 @@ typedef struct gt_checksum_id {
     uint64_t index;
     uint64_t stream;
     uint32_t thread;
+    uint32_t site; /* the record's `site`: the copy's stack id (event.h) */
 } gt_checksum_id;
 
 /* Hashes the copy's buffer now and records it (GT_CK_HASHED), after

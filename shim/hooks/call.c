@@ -257,7 +257,7 @@ static inline gt_event *begin(const gt_call *c)
  * (shim/checksum/checksum.h), once its record is made. A runtime call
  * speaks for the driver calls under it. */
 
-static void checksum_copy(const gt_call *c)
+static void checksum_copy(const gt_call *c, uint32_t site)
 {
     if (c->copy.batch || c->copy.peer) return;
     gt_event side;
@@ -269,6 +269,9 @@ static void checksum_copy(const gt_call *c)
     if (side.u.copy.dir != GT_DIR_DTOH || side.u.copy.host_mem == GT_HOST_MANAGED) return;
     gt_checksum_copy k = {
         .dst = c->copy.dst, .bytes = c->bytes, .stream = stream_id(c), .strided = c->copy.dims > 1};
+    /* Its site: its record's, else taken now (the sampling passed the
+     * record over, or no record was made): every checksum names its site. */
+    k.site = site && site != GT_SITE_SKIPPED ? GT_SITE_ID(site) : gt_callsite_stack_now();
     if (c->flags & GT_EVF_ASYNC) {
         /* Captured into a graph: it runs when the graph does. */
         if (gt_gpu_stream_capturing(c->stream, c->per_thread)) return;
@@ -296,11 +299,12 @@ static void checksum_sync(const gt_call *c)
     }
 }
 
-static void checksum_after(const gt_call *c)
+/* site: the record's `site`, 0 when no record was made. */
+static void checksum_after(const gt_call *c, uint32_t site)
 {
     int saved = errno;
     if (c->kind == GT_EV_MEMCPY)
-        checksum_copy(c);
+        checksum_copy(c, site);
     else if (c->kind == GT_EV_SYNC)
         checksum_sync(c);
     errno = saved;
@@ -324,6 +328,7 @@ GT_NO_STACK_PROTECTOR void gt_driver_after(gt_call *c, CUresult r)
     gt_rt_detail *d = gt_call_detail(c);
     uint64_t t1 = d ? 0 : gt_clock_ticks();
     int saved = errno;
+    uint32_t site = 0;
     if (c->pair) GT_SHIM_WORK(gt_gpu_end(c->pair, r == CUDA_SUCCESS));
     if (d) {
         GT_SHIM_WORK(describe(c, r, &d->work));
@@ -338,10 +343,12 @@ GT_NO_STACK_PROTECTOR void gt_driver_after(gt_call *c, CUresult r)
              * no host time rather than a wrong one. */
             if (!c->t0) c->t0 = t1;
             finish(ev, c, r, t1);
+            site = ev->site;
         }
         commit(ev, c->pair, c);
     }
-    if (GT_UNLIKELY(gt_checksum_on()) && r == CUDA_SUCCESS && !gt_rt_current) checksum_after(c);
+    if (GT_UNLIKELY(gt_checksum_on()) && r == CUDA_SUCCESS && !gt_rt_current)
+        checksum_after(c, site);
     errno = saved;
 }
 
@@ -350,6 +357,7 @@ GT_NO_STACK_PROTECTOR void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaErr
     uint64_t t1 = gt_clock_ticks();
     int saved = errno;
     gt_rt_current = NULL;
+    uint32_t site = 0;
     gt_event *ev = begin(c);
     if (ev && d->filled) {
         /* The driver's description; the flags (async, blocking) are the
@@ -377,8 +385,9 @@ GT_NO_STACK_PROTECTOR void gt_runtime_after(gt_call *c, gt_rt_detail *d, cudaErr
     if (ev) {
         finish(ev, c, r, t1);
         ev->flags |= GT_EVF_RUNTIME;
+        site = ev->site;
     }
     commit(ev, d->pair, c);
-    if (GT_UNLIKELY(gt_checksum_on()) && r == cudaSuccess) checksum_after(c);
+    if (GT_UNLIKELY(gt_checksum_on()) && r == cudaSuccess) checksum_after(c, site);
     errno = saved;
 }

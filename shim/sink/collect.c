@@ -5,6 +5,7 @@
 #include "collect.h"
 
 #include "aggregate.h"
+#include "callsite_json.h"
 #include "callsite_table.h"
 #include "capture_window.h"
 #include "clock.h"
@@ -144,14 +145,31 @@ static void to_ns(gt_event *ev)
     if (ev->host_end && ev->host_end < ev->host_start) ev->host_end = ev->host_start;
 }
 
+/* A copy's checksum keeps its site as the JSON text of the site
+ * (checksum_list.h), the form a report read back has it in: its string
+ * id, 0 when there is no memory for it. */
+static uint32_t site_json(const gt_site *site)
+{
+    char text[GT_SITE_LABEL_MAX];
+    gt_strtab *names = gt_names();
+    size_t len = names ? gt_site_json_text(names, site, text, sizeof text) : 0;
+    return len ? gt_strtab_intern(names, text, len) : 0;
+}
+
 /* The record's stack id becomes the string id of its site's label, as
- * event.h says, and the report learns of the site. */
+ * event.h says, and the report learns of the site; a checksum's becomes
+ * the string id of its site's JSON text. */
 static void name_site(gt_report *r, gt_event *ev)
 {
     if (ev->site == GT_SITE_SKIPPED) return;
     gt_site_namer namer = atomic_load_explicit(&site_namer, memory_order_acquire);
     const gt_site *site = NULL;
     uint32_t label = namer ? namer(GT_SITE_ID(ev->site), &site) : 0;
+    if (ev->kind == GT_EV_CHECKSUM) {
+        /* No row of the call site table: the site goes with the copy. */
+        ev->site = label ? site_json(site) : 0;
+        return;
+    }
     if (label && r) gt_report_add_site(r, label, site);
     ev->site = label ? label | (ev->site & GT_SITE_SAMPLED) : 0;
 }

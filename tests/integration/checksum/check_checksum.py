@@ -17,8 +17,8 @@ check_checksum.py --lib LIB --cli GPUTRACE --prog PROG CASE
                        still hashed, at its synchronize, and no copy or synchronize
                        recorded (the same events as without checksums)
   diff_same            two runs: diff passes (0) and says the copies are the same
-  diff_changed         one element of copy 3 changed: diff exits 3 naming thread 0
-                       copy 3, its size and both hashes
+  diff_changed         one element of copy 3 changed (call sites off): diff exits 3
+                       naming thread 0 copy 3, its size and both hashes
   diff_not_comparable  one copy more, or another mode: diff exits 4 and says why
   float_tolerant       dtoh:f32:16 passes a last-bit change and fails a larger
                        one; dtoh fails the last-bit change
@@ -26,10 +26,18 @@ check_checksum.py --lib LIB --cli GPUTRACE --prog PROG CASE
                        worker's copy 1 is found (exit 3, index 1)
   merge                two runs merged keep each run's copies under its rank;
                        two merges diff to the changed rank; the merge reads back
+  sites                call sites on (the default): each copy's site is the
+                       line of checksum_prog.c marked "SITE" for it, in the
+                       scenario's function (driver, runtime, and with only
+                       the kernel category, when no copy is recorded); diff
+                       of two runs matches the copies by site and passes,
+                       and names the site of a changed copy;
+                       GPUTRACE_CALLSITES=off leaves every site null
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -172,8 +180,10 @@ def check_diff_same(c):
 
 
 def check_diff_changed(c):
-    a, _, truth_a, _ = c.run("mixed")
-    b, _, truth_b, _ = c.run("mixed", env={"CK_CHANGE": "3:17"})
+    # Without call sites, copies are matched by index (sites: check_sites).
+    nosite = {"GPUTRACE_CALLSITES": "off"}
+    a, _, truth_a, _ = c.run("mixed", env=nosite)
+    b, _, truth_b, _ = c.run("mixed", env={"CK_CHANGE": "3:17", **nosite})
     p = c.diff(a, b)
     c.expect(p.returncode == 3, f"diff exited {p.returncode}:\n{p.stdout}{p.stderr}")
     ha, hb = truth_a[3]["hash"], truth_b[3]["hash"]
@@ -270,6 +280,57 @@ def check_merge(c):
     c.expect(p.returncode == 2 and "different modes (dtoh, dtoh:f32:20)" in p.stderr, p.stderr)
 
 
+def marked_sites(scenario):
+    """The lines marked SITE in scenario_SCENARIO of the program, in order."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checksum_prog.c")
+    lines, inside = [], False
+    with open(source) as f:
+        for number, text in enumerate(f, 1):
+            if text.startswith("static void scenario_"):
+                inside = text.startswith(f"static void scenario_{scenario}(")
+            elif inside and "/* SITE */" in text:
+                lines.append(number)
+    return lines
+
+
+def check_site(c, what, site, line):
+    c.expect(site is not None and site.get("language") == "native"
+             and os.path.basename(site.get("file", "")) == "checksum_prog.c"
+             and site.get("line") == line and "gt_checksum_prog" in site.get("module", ""),
+             f"{what}: site {site}, expected checksum_prog.c:{line}")
+
+
+def check_sites(c):
+    # With only kernels recorded, no copy has a record whose site it could
+    # share: the site is taken for the checksum alone (as for a copy the
+    # call site sampling passed over).
+    for scenario, env in (("mixed", {}), ("runtime", {}),
+                          ("mixed", {"GPUTRACE_CATEGORIES": "kernel"})):
+        lines = marked_sites(scenario)
+        _, report, _, _ = c.run(scenario, env={"GPUTRACE_CALLSITES": "native", **env})
+        copies = sorted(report["checksums"]["copies"], key=lambda x: x["index"])
+        c.expect(len(copies) == len(lines), f"{scenario}: {len(copies)} copies, "
+                 f"{len(lines)} marked")
+        for copy, line in zip(copies, lines):
+            check_site(c, f"{scenario} {env} copy {copy['index']}", copy["site"], line)
+    # Two runs: the copies are matched by site; a changed one is named by it.
+    a, *_ = c.run("mixed")
+    b, *_ = c.run("mixed")
+    rc, ck = c.diff_json(a, b)
+    c.expect(rc == 0 and ck["verdict"] == "same" and ck["compared"] == 6, f"{rc} {ck}")
+    changed, *_ = c.run("mixed", env={"CK_CHANGE": "3:17"})
+    p = c.diff(a, changed)
+    line = marked_sites("mixed")[3]
+    c.expect(p.returncode == 3 and re.search(
+        rf"thread 0 copy 3 \(16.0 KiB, site scenario_mixed \(\S*checksum_prog.c:{line}\)\)",
+        p.stdout), f"diff exited {p.returncode}, no site of copy 3 in:\n{p.stdout}")
+    rc, ck = c.diff_json(a, changed)
+    check_site(c, "diff's first", (ck.get("first") or {}).get("site"), line)
+    _, off, _, _ = c.run("mixed", env={"GPUTRACE_CALLSITES": "off"})
+    c.expect(all(x["site"] is None for x in off["checksums"]["copies"]),
+             "sites with GPUTRACE_CALLSITES=off")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -285,7 +346,8 @@ def main():
             {"off": check_off, "categories_off": check_categories_off,
              "diff_same": check_diff_same, "diff_changed": check_diff_changed,
              "diff_not_comparable": check_not_comparable, "float_tolerant": check_float,
-             "threads_diff": check_threads_diff, "merge": check_merge}[args.case](c)
+             "threads_diff": check_threads_diff, "merge": check_merge,
+             "sites": check_sites}[args.case](c)
     if c.failures:
         for f in c.failures:
             print("FAIL:", f)

@@ -18,6 +18,9 @@
  *              synchronized
  *   threads    four threads, each its own stream and data
  *
+ * Each device-to-host copy of mixed and runtime (CK_EXTRA's aside) is on
+ * a line marked "SITE": its call site.
+ *
  * CK_CHANGE=COPY:ELEM[:ulp] changes element ELEM of copy COPY's data
  * (worker 0): by 1.0, or with ulp in its last mantissa bit.
  * CK_EXTRA=1 adds a copy at the end (mixed). The data are floats. */
@@ -110,37 +113,37 @@ static void scenario_mixed(void)
     unsigned k = 0;
 
     CUdeviceptr d = upload(0, k, src);
-    app_check(cuMemcpyDtoH(got, d, n), "cuMemcpyDtoH");
+    app_check(cuMemcpyDtoH(got, d, n), "cuMemcpyDtoH"); /* SITE */
     check_back(got, src, n, "synchronous copy");
     expect(0, k++, got, n, "hashed");
 
     d = upload(0, k, src);
-    app_check(cuMemcpyDtoHAsync(host, d, n, s), "cuMemcpyDtoHAsync");
+    app_check(cuMemcpyDtoHAsync(host, d, n, s), "cuMemcpyDtoHAsync"); /* SITE */
     app_check(cuStreamSynchronize(s), "cuStreamSynchronize");
     check_back(host, src, n, "copy synchronized by its stream");
     expect(0, k++, host, n, "hashed");
 
     d = upload(0, k, src);
-    app_check(cuMemcpyDtoHAsync(host, d, n, s), "cuMemcpyDtoHAsync");
+    app_check(cuMemcpyDtoHAsync(host, d, n, s), "cuMemcpyDtoHAsync"); /* SITE */
     app_check(cuEventRecord(e, s), "cuEventRecord");
     app_check(cuEventSynchronize(e), "cuEventSynchronize");
     check_back(host, src, n, "copy synchronized by an event");
     expect(0, k++, host, n, "hashed");
 
     d = upload(0, k, src);
-    app_check(cuMemcpyDtoHAsync(host, d, n, NULL), "cuMemcpyDtoHAsync");
+    app_check(cuMemcpyDtoHAsync(host, d, n, NULL), "cuMemcpyDtoHAsync"); /* SITE */
     app_check(cuCtxSynchronize(), "cuCtxSynchronize");
     check_back(host, src, n, "copy synchronized by its context");
     expect(0, k++, host, n, "hashed");
 
     d = upload(0, k, src);
-    app_check(cuMemcpyDtoHAsync(got, d, n, s), "cuMemcpyDtoHAsync (pageable)");
+    app_check(cuMemcpyDtoHAsync(got, d, n, s), "cuMemcpyDtoHAsync (pageable)"); /* SITE */
     check_back(got, src, n, "asynchronous copy into pageable memory");
     expect(0, k++, got, n, "hashed");
 
     d = upload(0, k, src);
     unsigned char three[3];
-    app_check(cuMemcpyDtoH(three, d, sizeof three), "cuMemcpyDtoH (3 bytes)");
+    app_check(cuMemcpyDtoH(three, d, sizeof three), "cuMemcpyDtoH (3 bytes)"); /* SITE */
     expect(0, k++, three, sizeof three, "hashed");
 
     if (getenv("CK_EXTRA")) {
@@ -169,26 +172,26 @@ static void scenario_runtime(void)
 
     make_data(src, 0, k);
     rt_check(cudaMemcpy(d, src, n, cudaMemcpyHostToDevice), "cudaMemcpy HtoD");
-    rt_check(cudaMemcpy(got, d, n, cudaMemcpyDeviceToHost), "cudaMemcpy DtoH");
+    rt_check(cudaMemcpy(got, d, n, cudaMemcpyDeviceToHost), "cudaMemcpy DtoH"); /* SITE */
     expect(0, k++, got, n, "hashed");
 
     make_data(src, 0, k);
     rt_check(cudaMemcpy(d, src, n, cudaMemcpyHostToDevice), "cudaMemcpy HtoD");
-    rt_check(cudaMemcpyAsync(host, d, n, cudaMemcpyDefault, s), "cudaMemcpyAsync");
+    rt_check(cudaMemcpyAsync(host, d, n, cudaMemcpyDefault, s), "cudaMemcpyAsync"); /* SITE */
     rt_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     check_back(host, src, n, "runtime copy synchronized by its stream");
     expect(0, k++, host, n, "hashed");
 
     make_data(src, 0, k);
     rt_check(cudaMemcpy(d, src, n, cudaMemcpyHostToDevice), "cudaMemcpy HtoD");
-    rt_check(cudaMemcpyAsync(host, d, n, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+    rt_check(cudaMemcpyAsync(host, d, n, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync"); /* SITE */
     rt_check(cudaEventRecord(e, s), "cudaEventRecord");
     rt_check(cudaEventSynchronize(e), "cudaEventSynchronize");
     expect(0, k++, host, n, "hashed");
 
     make_data(src, 0, k);
     rt_check(cudaMemcpy(d, src, n, cudaMemcpyHostToDevice), "cudaMemcpy HtoD");
-    rt_check(cudaMemcpyAsync(host, d, n, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+    rt_check(cudaMemcpyAsync(host, d, n, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync"); /* SITE */
     rt_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     expect(0, k++, host, n, "hashed");
 }

@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "aggregate.h"
+#include "callsite_json.h"
+#include "callsite_table.h"
 #include "checksum_list.h"
 #include "checksum_mode.h"
 #include "diff.h"
@@ -180,6 +182,52 @@ static void test_round_trip(void **unused)
     gt_report_destroy(r);
     gt_report_destroy(back);
     gt_report_destroy(plain);
+    gt_strtab_destroy(names);
+}
+
+/* A live run's copy with a call site: the record's site is the site's
+ * JSON text (as the shim's drain makes it), written as `callsites` writes
+ * a site and read back to the same bytes. */
+static void test_live_site(void **unused)
+{
+    (void)unused;
+    gt_strtab *names = gt_strtab_create();
+    gt_site s = {.language = GT_SITE_NATIVE,
+                 .line = 42,
+                 .file = gt_strtab_intern(names, "/src/solve \"v2\".c", 17),
+                 .function = gt_strtab_intern(names, "step", 4),
+                 .module = gt_strtab_intern(names, "/bin/solve", 10)};
+    char text[GT_SITE_LABEL_MAX];
+    const char *want = "{\"language\":\"native\",\"file\":\"/src/solve \\\"v2\\\".c\","
+                       "\"line\":42,\"function\":\"step\",\"module\":\"/bin/solve\",\"via\":\"\"}";
+    assert_int_equal(gt_site_json_text(names, &s, text, sizeof text), strlen(want));
+    assert_string_equal(text, want);
+    assert_int_equal(gt_site_json_text(names, &s, text, strlen(want)), 0); /* no room for NUL */
+
+    gt_report *r = new_report(names);
+    gt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_CHECKSUM;
+    ev.bytes = 64;
+    ev.site = gt_strtab_intern(names, want, strlen(want));
+    ev.u.checksum.hash = 0x77;
+    gt_report_add(r, &ev);
+    size_t len;
+    char *json = to_json(r, &len);
+    char *line = NULL;
+    assert_int_not_equal(asprintf(&line, "\"status\": \"hashed\", \"site\": %s}", want), -1);
+    assert_non_null(strstr(json, line));
+    gt_report *back = load(json, len, names);
+    assert_int_equal(back->checksums.entries[0].site, ev.site);
+    size_t len2;
+    char *again = to_json(back, &len2);
+    assert_int_equal(len2, len);
+    assert_memory_equal(again, json, len);
+    free(line);
+    free(json);
+    free(again);
+    gt_report_destroy(r);
+    gt_report_destroy(back);
     gt_strtab_destroy(names);
 }
 
@@ -400,15 +448,11 @@ static void test_merge_ranks(void **unused)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_counts),
-        cmocka_unit_test(test_digest_and_bound),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_diff_verdicts),
-        cmocka_unit_test(test_diff_threads),
-        cmocka_unit_test(test_diff_past_the_list),
-        cmocka_unit_test(test_diff_by_site),
-        cmocka_unit_test(test_merge_ranks),
+        cmocka_unit_test(test_counts),       cmocka_unit_test(test_digest_and_bound),
+        cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_live_site),
+        cmocka_unit_test(test_bad_input),    cmocka_unit_test(test_diff_verdicts),
+        cmocka_unit_test(test_diff_threads), cmocka_unit_test(test_diff_past_the_list),
+        cmocka_unit_test(test_diff_by_site), cmocka_unit_test(test_merge_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
