@@ -29,9 +29,14 @@ def _pins():
         return "".join(line for line in f if line.strip() and not line.startswith("#"))
 
 
-def _skip(why):
-    print(f"SKIPPED: Perfetto's protobuf definitions are not available ({why})", flush=True)
+def skip_line(why):
+    """One line saying why the test cannot run, and the skip status."""
+    print(f"SKIPPED: {why}", flush=True)
     sys.exit(SKIP)
+
+
+def _skip(why):
+    skip_line(f"Perfetto's protobuf definitions are not available ({why})")
 
 
 def _make(venv, pins):
