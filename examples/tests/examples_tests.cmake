@@ -24,3 +24,16 @@ foreach(_check build cli compile emulated)
   add_test(NAME examples.${_check} COMMAND ${EXAMPLES_CHECK} ${_check})
   set_tests_properties(examples.${_check} PROPERTIES LABELS examples TIMEOUT 120)
 endforeach()
+
+# The demo's solver, small, traced and its two timelines loaded into
+# Perfetto's own trace processor (tests/integration/trace/check_trace_processor.py:
+# no error in its stats, the GPU slices of both traces and of the JSON report
+# alike; skipped with one line where the trace processor cannot be had).
+add_test(NAME examples.trace_processor
+         COMMAND ${GPUTRACE_PYTHON3}
+                 ${PROJECT_SOURCE_DIR}/tests/integration/trace/check_trace_processor.py
+                 --lib $<TARGET_FILE:gputrace> --build-dir ${CMAKE_BINARY_DIR} plain --
+                 ${EXAMPLES_OUT}/batch_ode_shared --systems 16384 --steps 20 --check 8)
+set_tests_properties(examples.trace_processor PROPERTIES
+                     LABELS "examples;trace;integration;perfetto" TIMEOUT 900
+                     SKIP_RETURN_CODE 77 ENVIRONMENT "LD_LIBRARY_PATH=${GTEMU_LIB_DIR}")
