@@ -12,23 +12,53 @@
 #define F64_EXPONENT 0x7ff0000000000000ull
 #define BLOCK_BYTES 4096u
 
-/* Half of the last kept bit added to the magnitude (a carry out of the
- * mantissa goes into the exponent, as rounding a float does), the bits
- * below it cleared; infinities and NaNs kept. Written as a select, so that
- * the loops below vectorise. */
-#define ROUND(v, bits, mant, exponent, one)                                                        \
-    ((bits) >= (mant) || ((v) & (exponent)) == (exponent)                                          \
-         ? (v)                                                                                     \
-         : ((v) + ((one) << ((mant) - (bits)-1))) & ~(((one) << ((mant) - (bits))) - 1))
+/* Rounding to `bits` of the mantissa: half of the last kept bit added to
+ * the magnitude (a carry out of the mantissa goes into the exponent, as
+ * rounding a float does), the bits below it cleared; infinities and NaNs
+ * kept. `half` and `mask` are taken once per copy; the rounding itself is
+ * a select, so that the loops below vectorise. bits at or past the
+ * mantissa's width leave the value as it is (half 0, mask all ones). */
+static inline uint32_t half_f32(unsigned bits)
+{
+    return bits < GT_CHECKSUM_F32_BITS ? 1u << (GT_CHECKSUM_F32_BITS - bits - 1) : 0;
+}
+
+static inline uint64_t half_f64(unsigned bits)
+{
+    return bits < GT_CHECKSUM_F64_BITS ? 1ull << (GT_CHECKSUM_F64_BITS - bits - 1) : 0;
+}
+
+/* The bits kept: all of them when nothing is rounded (half 0). */
+static inline uint32_t mask_f32(uint32_t half)
+{
+    return half ? ~((half << 1) - 1) : ~0u;
+}
+
+static inline uint64_t mask_f64(uint64_t half)
+{
+    return half ? ~((half << 1) - 1) : ~0ull;
+}
+
+static inline uint32_t round_f32(uint32_t v, uint32_t half, uint32_t mask)
+{
+    return (v & F32_EXPONENT) == F32_EXPONENT ? v : (v + half) & mask;
+}
+
+static inline uint64_t round_f64(uint64_t v, uint64_t half, uint64_t mask)
+{
+    return (v & F64_EXPONENT) == F64_EXPONENT ? v : (v + half) & mask;
+}
 
 uint32_t gt_checksum_round_f32(uint32_t value, unsigned bits)
 {
-    return ROUND(value, bits, GT_CHECKSUM_F32_BITS, F32_EXPONENT, 1u);
+    uint32_t half = half_f32(bits);
+    return round_f32(value, half, mask_f32(half));
 }
 
 uint64_t gt_checksum_round_f64(uint64_t value, unsigned bits)
 {
-    return ROUND(value, bits, GT_CHECKSUM_F64_BITS, F64_EXPONENT, 1ull);
+    uint64_t half = half_f64(bits);
+    return round_f64(value, half, mask_f64(half));
 }
 
 /* The floats of p[0, n) rounded, block by block, into the state. The
@@ -44,15 +74,13 @@ uint64_t gt_checksum_round_f64(uint64_t value, unsigned bits)
 static void feed_f32(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits)
 {
     uint32_t block[BLOCK_BYTES / 4];
-    uint32_t half = bits < GT_CHECKSUM_F32_BITS ? 1u << (GT_CHECKSUM_F32_BITS - bits - 1) : 0;
-    uint32_t mask = bits < GT_CHECKSUM_F32_BITS ? ~((half << 1) - 1) : ~0u;
+    uint32_t half = half_f32(bits), mask = mask_f32(half);
     while (n) {
         size_t k = n < BLOCK_BYTES / 4 ? n : BLOCK_BYTES / 4;
         memcpy(block, p, k * 4);
         for (size_t i = 0; i < k; i++) {
             uint32_t v = LE32(block[i]);
-            uint32_t r = (v & F32_EXPONENT) == F32_EXPONENT ? v : (v + half) & mask;
-            block[i] = LE32(r);
+            block[i] = LE32(round_f32(v, half, mask));
         }
         gt_xxh3_update(s, block, k * 4);
         p += k * 4;
@@ -63,15 +91,13 @@ static void feed_f32(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits
 static void feed_f64(gt_xxh3 *s, const unsigned char *p, size_t n, unsigned bits)
 {
     uint64_t block[BLOCK_BYTES / 8];
-    uint64_t half = bits < GT_CHECKSUM_F64_BITS ? 1ull << (GT_CHECKSUM_F64_BITS - bits - 1) : 0;
-    uint64_t mask = bits < GT_CHECKSUM_F64_BITS ? ~((half << 1) - 1) : ~0ull;
+    uint64_t half = half_f64(bits), mask = mask_f64(half);
     while (n) {
         size_t k = n < BLOCK_BYTES / 8 ? n : BLOCK_BYTES / 8;
         memcpy(block, p, k * 8);
         for (size_t i = 0; i < k; i++) {
             uint64_t v = LE64(block[i]);
-            uint64_t r = (v & F64_EXPONENT) == F64_EXPONENT ? v : (v + half) & mask;
-            block[i] = LE64(r);
+            block[i] = LE64(round_f64(v, half, mask));
         }
         gt_xxh3_update(s, block, k * 8);
         p += k * 8;
