@@ -414,12 +414,18 @@ static int by_report_order(const void *pa, const void *pb)
     return strcmp(x->label, y->label);
 }
 
-const gt_site_row **gt_callsites_sorted(const gt_site_table *cs, const gt_strtab *names, size_t *n)
+size_t gt_callsites_listed(const gt_site_table *cs)
 {
-    *n = 0;
     size_t count = 0;
     for (uint32_t r = 0; r < cs->nrows; r++)
         count += cs->rows[r].site != GT_SITE_TOTAL && cs->rows[r].site < cs->nsites;
+    return count;
+}
+
+const gt_site_row **gt_callsites_sorted(const gt_site_table *cs, const gt_strtab *names, size_t *n)
+{
+    *n = 0;
+    size_t count = gt_callsites_listed(cs);
     if (!count) return NULL;
     sort_item *items = malloc(count * sizeof *items);
     const gt_site_row **out = malloc(count * sizeof *out);

@@ -137,11 +137,15 @@ int gt_callsites_merge(gt_site_table *to, const gt_site_table *from);
  * records. */
 void gt_callsites_settle(gt_site_table *cs);
 
+/* How many rows have a site (what gt_callsites_sorted lists). */
+size_t gt_callsites_listed(const gt_site_table *cs);
+
 /* The rows with a site, in report order: by kind (kernel, memcpy, memset,
  * alloc), each kind's names by their total GPU time descending, and within
  * a name its sites the same way; allocations as one list by bytes
  * descending, whatever their memory kind; ties by label.
- * The caller frees the array; NULL with *n = 0 when none. */
+ * The caller frees the array; NULL with *n = 0 when none, or when out of
+ * memory (gt_callsites_listed tells the two apart). */
 const gt_site_row **gt_callsites_sorted(const gt_site_table *cs, const gt_strtab *names, size_t *n);
 
 /* The totals row of a row's name; NULL when none. */

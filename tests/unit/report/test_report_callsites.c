@@ -7,11 +7,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
+#include "callsite_json.h"
 #include "callsite_table.h"
+#include "json_writer.h"
 #include "memory_table.h"
 #include "report_events.h"
 
@@ -174,12 +178,37 @@ static void test_a_merged_table_keeps_its_figures(void **state)
     drop(&f);
 }
 
+/* A site the report knows with no row listing it (a checksum's: the
+ * copy's own record was not made) is a complete, empty table, not a
+ * failed write. */
+static void test_a_known_site_without_rows_writes_an_empty_table(void **state)
+{
+    (void)state;
+    fixture f = make();
+    site(&f, "read_back", 7);
+    assert_int_equal(gt_callsites_listed(&f.r->callsites), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    gt_json w;
+    gt_json_init(&w, out);
+    gt_json_object_begin(&w, false);
+    assert_int_equal(gt_callsites_write_json(&w, f.r), 0);
+    gt_json_object_end(&w);
+    fclose(out);
+    assert_non_null(strstr(text, "\"callsites\": []"));
+    free(text);
+    drop(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sampled_calls_stand_for_the_skipped),
         cmocka_unit_test(test_allocations_are_followed_to_their_free),
         cmocka_unit_test(test_a_merged_table_keeps_its_figures),
+        cmocka_unit_test(test_a_known_site_without_rows_writes_an_empty_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
