@@ -126,6 +126,11 @@ void gt_modules_fork_child(void)
     atomic_flag_clear_explicit(&registering, memory_order_relaxed);
 }
 
+int gt_modules_full(void)
+{
+    return atomic_load_explicit(&count, memory_order_acquire) >= GT_MODULES_MAX;
+}
+
 const gt_module *gt_module_get(uint32_t index)
 {
     return index < atomic_load_explicit(&count, memory_order_acquire) ? &modules[index] : NULL;

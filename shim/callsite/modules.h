@@ -29,6 +29,10 @@ typedef struct gt_module {
  * once per new return address, not per call. */
 const gt_module *gt_module_find(uintptr_t pc, uint32_t *index, gt_module *scratch);
 
+/* Whether the registry is full: a module found without an index is then
+ * never registered (otherwise another thread was registering one). */
+int gt_modules_full(void);
+
 /* A registered module, NULL for GT_MODULE_NONE or an index not given out. */
 const gt_module *gt_module_get(uint32_t index);
 

@@ -63,7 +63,10 @@ static unsigned rule_class(uint64_t r)
 }
 
 /* The rule of an address not seen before, cached; 0 when no loaded
- * object holds it. */
+ * object holds it. A module another thread was registering at that moment
+ * comes without its index: the rule serves this walk but is not cached, or
+ * the address would never name its module (its site would stay a bare
+ * address) when several threads first meet the program's code at once. */
 static __attribute__((noinline)) uint64_t rule_slow(uintptr_t at)
 {
     uint32_t index;
@@ -72,7 +75,7 @@ static __attribute__((noinline)) uint64_t rule_slow(uintptr_t at)
     if (!m) return 0;
     gt_cfi_rule c = gt_cfi_find(m->eh_frame_hdr, at);
     uint64_t r = pack(&c, m->cls, index);
-    gt_ptrmap_put(&rules, at, r);
+    if (index != GT_MODULE_NONE || gt_modules_full()) gt_ptrmap_put(&rules, at, r);
     return r;
 }
 
