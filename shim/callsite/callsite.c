@@ -13,7 +13,9 @@
 
 #include "config.h"
 #include "event.h"
+#include "intercept.h"
 #include "modules.h"
+#include "python_gil.h"
 #include "python_walk.h"
 #include "record.h"
 #include "settings.h"
@@ -30,6 +32,8 @@ static int decide_at_first_use; /* auto: Python frames if the process runs Pytho
  * alone, and every thread decides the same). */
 static _Atomic unsigned in_force;
 
+static void watch_python(void);
+
 void gt_callsite_init(const gt_config *cfg)
 {
     static const unsigned modes[GT_CALLSITES_COUNT] = {
@@ -44,6 +48,7 @@ void gt_callsite_init(const gt_config *cfg)
     atomic_store_explicit(&in_force, decide_at_first_use ? 0 : gt_callsite_modes,
                           memory_order_relaxed);
     gt_python_set_skip(cfg->callsites_skip);
+    if (gt_callsite_modes & GT_CALLSITE_PYTHON) gt_dlsym_on_extension(watch_python);
 }
 
 static unsigned modes_in_force(void)
@@ -109,35 +114,59 @@ static int sample_now(void)
     return 1;
 }
 
-/* Which stack the calling thread's site is taken from: Python's when it
- * runs Python and that is asked for, else native when asked for; 0: none. */
-static unsigned which_stack(void)
+/* Whether the calling thread's call gets a site from the modes in force:
+ * a Python one when the thread has Python state, a native one when asked
+ * for. */
+static int site_applies(unsigned modes)
 {
-    unsigned modes = modes_in_force();
-    if ((modes & GT_CALLSITE_PYTHON) && gt_python_running()) return GT_CALLSITE_PYTHON;
-    return modes & GT_CALLSITE_NATIVE;
+    if (modes & GT_CALLSITE_NATIVE) return 1;
+    return (modes & GT_CALLSITE_PYTHON) && gt_python_thread() != GT_PY_NO_PYTHON;
 }
 
-/* That stack as an id; 0 when none was had. */
-static uint32_t stack_id(unsigned which)
+/* The calling thread's site as a stack id; 0 when none was had. Python's
+ * first when asked for: walked now when the thread holds the GIL, else the
+ * one it had when it released it (python_gil.h); then native, when asked
+ * for. */
+static uint32_t stack_id(unsigned modes)
 {
     gt_stack s;
     memset(&s, 0, sizeof s);
-    if (which == GT_CALLSITE_PYTHON) {
-        if (!gt_python_site(&s)) return 0;
-    } else {
-        gt_unwind_native(&s);
+    if (modes & GT_CALLSITE_PYTHON) {
+        enum gt_py_thread state = gt_python_thread();
+        uint32_t id = state == GT_PY_HOLDS_GIL      ? gt_python_site_id()
+                      : state == GT_PY_RELEASED_GIL ? gt_python_released_site()
+                                                    : 0;
+        if (id) return id;
     }
+    if (!(modes & GT_CALLSITE_NATIVE)) return 0;
+    gt_unwind_native(&s);
     return gt_stack_id(&s);
+}
+
+/* At the first record and at each extension module the interpreter loads:
+ * a process whose Python sites are asked for has its releases of the GIL
+ * routed (python_gil.h). */
+static _Atomic int python_started;
+
+static void watch_python(void)
+{
+    if ((modes_in_force() & GT_CALLSITE_PYTHON) && gt_python_present()) gt_python_gil_watch();
+}
+
+static void start_python(void)
+{
+    watch_python();
+    atomic_store_explicit(&python_started, 1, memory_order_relaxed);
 }
 
 void gt_callsite_take(gt_event *ev)
 {
+    if (GT_UNLIKELY(!atomic_load_explicit(&python_started, memory_order_relaxed))) start_python();
     if (ev->result != 0) return;
     int alloc = ev->kind == GT_EV_ALLOC;
     if (!alloc && !gt_kind_is_gpu_work(ev->kind)) return;
-    unsigned which = which_stack();
-    if (!which) return;
+    unsigned modes = modes_in_force();
+    if (!site_applies(modes)) return;
     int sampled = 0;
     if (!alloc && !name_is_new(ev)) {
         if (!sample_now()) {
@@ -146,19 +175,20 @@ void gt_callsite_take(gt_event *ev)
         }
         sampled = 1;
     }
-    uint32_t id = stack_id(which);
+    uint32_t id = stack_id(modes);
     if (id) ev->site = sampled ? id | GT_SITE_SAMPLED : id;
 }
 
 uint32_t gt_callsite_stack_now(void)
 {
     if (!gt_callsite_modes) return 0;
-    unsigned which = which_stack();
-    return which ? stack_id(which) : 0;
+    unsigned modes = modes_in_force();
+    return site_applies(modes) ? stack_id(modes) : 0;
 }
 
 void gt_callsite_fork_child(void)
 {
     gt_modules_fork_child();
     gt_python_fork_child();
+    gt_python_gil_fork_child();
 }

@@ -1,29 +1,28 @@
-/* The Python call site of the calling thread, read from memory.
+/* The Python call site of the calling thread, read from memory while the
+ * thread holds the GIL.
  *
- * Why not through the C API with the GIL: the Python CUDA stack releases
- * the GIL around every driver call (cuda.bindings, which numba-cuda and
- * cuda.core use, CuPy's driver module, ctypes), so a thread making a launch
- * or an allocation almost never holds it. What never changes while the
- * thread is inside that call is its own frame stack: the frames, their
- * code objects and the thread state are its own, kept alive by the frames
- * that are executing, and only the thread itself moves them. So the walk
- * reads them as a debugger would (faulthandler does the same from a signal
- * handler), through the offsets of the interpreter's structures, and never
- * calls into the interpreter: no lock, no allocation of Python objects, no
- * reference count or exception state touched, whether the thread holds
- * the GIL or not.
+ * The frames are read as a debugger would (faulthandler does the same),
+ * through the offsets of the interpreter's structures, and never by
+ * calling into the interpreter: no Python object made, no reference count
+ * or exception state touched, no lock taken. They are read only while the
+ * calling thread holds the GIL: then no other thread can end the
+ * interpreter and free the thread states and the frames' memory under the
+ * walk. A thread that released the GIL around its CUDA call (the Python
+ * CUDA stack does, around every driver call) gets the site taken when it
+ * released it (python_gil.c).
  *
  * The interpreter is reached only through symbols the process already has,
  * looked up at run time: Py_GetVersion (which layout), Py_IsInitialized
  * and the finalizing flag's getter (never during start-up or the end,
  * when thread states are made and freed), PyGILState_GetThisThreadState
- * (the thread's own state: thread-specific data, no lock), PyCode_Type and
- * PyUnicode_Type and PyBytes_Type (each object read is checked to be what
- * it should). The layouts: 3.13's own debug offsets (_PyRuntime's
- * _Py_DebugOffsets, stable within the minor version), and for 3.9 to 3.12
- * the offsets of their headers (checked by tests/python/offsets.py against
- * each interpreter's headers). Other versions, and free-threaded builds,
- * get no Python sites.
+ * (the thread's own state: thread-specific data, no lock) and the state
+ * attached now (_PyThreadState_UncheckedGet, 3.13's
+ * PyThreadState_GetUnchecked: the thread holds the GIL when the two are
+ * one), PyCode_Type and PyUnicode_Type and PyBytes_Type (each object read
+ * is checked to be what it should). The layouts: 3.13's own debug offsets
+ * (_PyRuntime's _Py_DebugOffsets, stable within the minor version), and
+ * for 3.9 to 3.12 the offsets of their headers. Other versions, and
+ * free-threaded builds, get no Python sites.
  *
  * Code objects are classified once (python_paths.c) and cached by address
  * in a table whose entries carry a sequence number (seqlock): a reader
@@ -156,7 +155,7 @@ typedef void *(*ptr_fn)(void);
 static struct {
     layout l;
     int_fn initialized, finalizing;
-    ptr_fn this_thread_state;
+    ptr_fn this_thread_state, attached;
     const void *code_type, *str_type, *bytes_type;
 } py;
 
@@ -205,11 +204,13 @@ static void look_up(void)
     py.finalizing = (int_fn)symbol("Py_IsFinalizing");
     if (!py.finalizing) py.finalizing = (int_fn)symbol("_Py_IsFinalizing");
     py.this_thread_state = (ptr_fn)symbol("PyGILState_GetThisThreadState");
+    py.attached = (ptr_fn)symbol("PyThreadState_GetUnchecked");
+    if (!py.attached) py.attached = (ptr_fn)symbol("_PyThreadState_UncheckedGet");
     py.code_type = symbol("PyCode_Type");
     py.str_type = symbol("PyUnicode_Type");
     py.bytes_type = symbol("PyBytes_Type");
-    if (!version || !py.initialized || !py.finalizing || !py.this_thread_state || !py.code_type ||
-        !py.str_type || !py.bytes_type)
+    if (!version || !py.initialized || !py.finalizing || !py.this_thread_state || !py.attached ||
+        !py.code_type || !py.str_type || !py.bytes_type)
         return;
     int major = 0, minor = 0;
     if (sscanf(version(), "%d.%d", &major, &minor) != 2 || major != 3) return;
@@ -237,20 +238,24 @@ static const void *type_of(const void *obj)
     return AT(obj, 8, const void *);
 }
 
-/* The thread's innermost frame, NULL when it runs no Python code. */
-static const void *current_frame(void)
+enum gt_py_thread gt_python_thread(void)
 {
-    if (!py.initialized() || py.finalizing()) return NULL;
+    if (!gt_python_present() || !py.initialized() || py.finalizing()) return GT_PY_NO_PYTHON;
     const void *ts = py.this_thread_state();
-    if (!ts) return NULL;
+    if (!ts) return GT_PY_NO_PYTHON;
+    /* Before 3.12 the state attached is the GIL holder's, whichever thread
+     * that is; from 3.12 the calling thread's. Either way it is this
+     * thread's own state only when this thread holds the GIL. */
+    return py.attached() == ts ? GT_PY_HOLDS_GIL : GT_PY_RELEASED_GIL;
+}
+
+/* The innermost frame of thread state ts, NULL when it runs no Python
+ * code. Only for the state of a thread that holds the GIL. */
+static const void *current_frame(const void *ts)
+{
     const void *f = AT(ts, py.l.ts_frame, const void *);
     if (f && py.l.through_cframe) f = AT(f, py.l.cframe_current, const void *);
     return f;
-}
-
-int gt_python_running(void)
-{
-    return gt_python_present() && current_frame() != NULL;
 }
 
 /* A str object's text as UTF-8 into buf (cut to cap - 1 bytes); its
@@ -455,22 +460,67 @@ static void fill(gt_stack *s, const void *code, code_info *c, int64_t offset, ui
     s->via = via;
 }
 
-int gt_python_site(gt_stack *s)
+/* The frames a walk passed, from the innermost to the user's: when the
+ * next walk of the thread meets the same frames running the same code
+ * objects (each still with its file and name) at the same instructions, its
+ * site is the same. A loop releasing the GIL from one line (python_gil.c)
+ * is then a few loads a call. */
+#define MEMO_FRAMES 4u
+
+typedef struct memo_frame {
+    const void *frame, *code, *filename, *name;
+    int64_t offset;
+} memo_frame;
+
+static __thread struct {
+    memo_frame f[MEMO_FRAMES];
+    uint32_t n, id;
+} memo __attribute__((tls_model("initial-exec")));
+
+static memo_frame memo_of(const void *f, const frame *fr)
 {
-    if (!gt_python_present()) return 0;
-    const void *f = current_frame();
-    if (!f) return 0;
+    memo_frame m = {.frame = f, .code = fr->code, .offset = fr->offset};
+    if (fr->code) {
+        m.filename = AT(fr->code, py.l.code_filename, const void *);
+        m.name = AT(fr->code, py.l.code_name, const void *);
+    }
+    return m;
+}
+
+static int memo_holds(const void *f)
+{
+    for (uint32_t i = 0; i < memo.n; i++) {
+        if (!f) return 0;
+        frame fr;
+        const void *back = frame_read(f, &fr);
+        memo_frame m = memo_of(f, &fr);
+        if (memcmp(&m, &memo.f[i], sizeof m) != 0) return 0;
+        f = back;
+    }
+    return memo.n != 0;
+}
+
+/* The walk from frame f; *passed: the frames passed to the user's, or
+ * MEMO_FRAMES + 1 when the site is not within the first MEMO_FRAMES or is
+ * not the user's. */
+static int walk(const void *f, gt_stack *s, memo_frame *passed, uint32_t *n_passed)
+{
     uint32_t via = 0;
     frame fallback = {NULL, 0};
     code_info fallback_info, c;
     frame innermost = {NULL, 0};
     code_info innermost_info;
+    *n_passed = MEMO_FRAMES + 1;
     for (unsigned n = 0; f && n < FRAMES_MAX; n++) {
         frame fr;
+        const void *here = f;
         f = frame_read(f, &fr);
+        memo_frame m = memo_of(here, &fr);
+        if (n < MEMO_FRAMES) passed[n] = m;
         if (!code_of(fr.code, &c)) continue;
         if (!c.skip) {
             fill(s, fr.code, &c, fr.offset, via);
+            if (n < MEMO_FRAMES) *n_passed = n + 1;
             return 1;
         }
         if (!innermost.code) innermost = fr, innermost_info = c;
@@ -488,4 +538,36 @@ int gt_python_site(gt_stack *s)
         return 1;
     }
     return 0;
+}
+
+static uint32_t site_id(const void *ts)
+{
+    const void *f = current_frame(ts);
+    if (!f) return 0;
+    if (memo_holds(f)) return memo.id;
+    gt_stack s;
+    memset(&s, 0, sizeof s);
+    memo_frame passed[MEMO_FRAMES];
+    uint32_t n = 0;
+    if (!walk(f, &s, passed, &n)) return 0;
+    uint32_t id = gt_stack_id(&s);
+    memo.n = 0;
+    if (id && id != GT_STACK_OVERFLOW && n <= MEMO_FRAMES) {
+        memcpy(memo.f, passed, n * sizeof *passed);
+        memo.id = id;
+        memo.n = n;
+    }
+    return id;
+}
+
+uint32_t gt_python_site_id(void)
+{
+    return gt_python_thread() == GT_PY_HOLDS_GIL ? site_id(py.this_thread_state()) : 0;
+}
+
+uint32_t gt_python_site_id_releasing(void)
+{
+    if (!gt_python_present() || !py.initialized() || py.finalizing()) return 0;
+    const void *ts = py.attached();
+    return ts ? site_id(ts) : 0;
 }

@@ -31,6 +31,11 @@
  * it is the name of an export of the library whose CUDA library is
  * absent.
  *
+ * A lookup of a Python extension module's init function (PyInit_*) is
+ * told to the call-site layer before glibc answers it: the interpreter has
+ * just loaded the module (python_gil.h). A lookup in a library handle does
+ * not depend on its caller, so this costs the tail call nothing.
+ *
  * One library the shim loaded for itself, libcupti, finds the driver with
  * dlsym too: its lookups get glibc's answer (gt_dlsym_private), so that
  * its own CUDA calls never reach the wrappers and are never recorded. */
@@ -64,6 +69,29 @@ static int from_private(const void *caller)
 int gt_dlsym_caller_private(const void *caller)
 {
     return from_private(caller);
+}
+
+static void (*_Atomic on_extension)(void);
+
+void gt_dlsym_on_extension(void (*fn)(void))
+{
+    atomic_store_explicit(&on_extension, fn, memory_order_release);
+}
+
+static inline int extension_init(void *handle, const char *name)
+{
+    return handle != RTLD_NEXT && handle != RTLD_DEFAULT && name && name[0] == 'P' &&
+           name[1] == 'y' && name[2] == 'I' && name[3] == 'n' && name[4] == 'i' && name[5] == 't' &&
+           name[6] == '_';
+}
+
+static __attribute__((noinline)) void extension_loaded(void)
+{
+    void (*fn)(void) = atomic_load_explicit(&on_extension, memory_order_acquire);
+    if (!fn) return;
+    int saved = errno;
+    fn();
+    errno = saved;
 }
 
 /* The definition of `name` past this copy of the library in the global
@@ -155,6 +183,7 @@ static __attribute__((noinline)) void *default_bare(gt_dlsym_fn real, const char
             if (GT_UNLIKELY(handle == RTLD_DEFAULT &&                                              \
                             default_absent(name, __builtin_return_address(0))))                    \
                 return default_bare(real, name);                                                   \
+            if (GT_UNLIKELY(extension_init(handle, name))) extension_loaded();                     \
             return real(handle, name);                                                             \
         }                                                                                          \
         return lookup(real, handle, name, __builtin_return_address(0));                            \

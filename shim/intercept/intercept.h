@@ -159,6 +159,12 @@ void gt_dlsym_private(const void *base);
 /* Whether code at `caller` is that library's. */
 int gt_dlsym_caller_private(const void *caller);
 
+/* Called, once set, on each lookup of a Python extension module's init
+ * function (PyInit_*, in a library handle): the interpreter loaded the
+ * module and has not run any of its code yet (python_gil.h routes its GIL
+ * releases then). Set at load, by the call-site layer. */
+void gt_dlsym_on_extension(void (*fn)(void));
+
 /* The definition of `name` after this copy in the global scope (RTLD_NEXT),
  * past any other copy of libgputrace.so; NULL when none. */
 void *gt_next_symbol(const char *name);

@@ -1,7 +1,10 @@
-/* C code a Python program calls through ctypes (callsites_numba.py), with
- * the GIL released: device allocations on the calling thread, and on a
- * native thread of its own that never runs Python. The memory is kept to
- * the end (a leak whose site the report names). */
+/* C code Python programs call through ctypes (callsites_numba.py,
+ * callsites_gil.py): device allocations on the calling thread, with the
+ * GIL released or held as the program's ctypes call decides; on a native
+ * thread of its own that never runs Python; with the GIL released where
+ * gputrace cannot see it; and around a call back into Python. The memory
+ * is kept to the end (a leak whose site the report names). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 
@@ -35,4 +38,26 @@ int gt_cs_alloc_in_thread(size_t bytes)
     if (pthread_create(&t, NULL, thread_main, (void *)bytes) != 0) return -1;
     pthread_join(t, &rc);
     return rc == NULL ? 0 : -1;
+}
+
+/* Releases the GIL the way no routed call does: the interpreter's own
+ * PyEval_SaveThread, reached through a pointer looked up at run time. The
+ * caller holds the GIL (ctypes.PyDLL). */
+int gt_cs_alloc_unseen_release(size_t bytes)
+{
+    void *(*save)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyEval_SaveThread");
+    void (*restore)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "PyEval_RestoreThread");
+    if (!save || !restore) return -1;
+    void *state = save();
+    int rc = alloc_on_this_thread(bytes);
+    restore(state);
+    return rc;
+}
+
+/* Called with the GIL released (ctypes.CDLL): calls back into Python
+ * (which takes the GIL and releases it again), then allocates. */
+int gt_cs_alloc_after_callback(int (*callback)(void), size_t bytes)
+{
+    int rc = callback();
+    return rc ? rc : alloc_on_this_thread(bytes);
 }
