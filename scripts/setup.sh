@@ -11,8 +11,9 @@ gt_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GT_BASE_PACKAGES=(cmake make gcc g++ libcmocka-dev python3 python3-venv libcjson-dev zlib1g-dev)
 # What the test suite needs beyond a build: OpenMPI for the MPI test
 # (tests/integration/tools/check_mpi.py); node to run Perfetto's trace
-# processor on the traces (tests/perfetto/trace_processor_rpc.js).
-GT_TEST_PACKAGES=(openmpi-bin libopenmpi-dev nodejs)
+# processor on the traces (tests/perfetto/trace_processor_rpc.js); gfortran
+# for the Fortran program of the call-site tests.
+GT_TEST_PACKAGES=(openmpi-bin libopenmpi-dev nodejs gfortran)
 
 gt_need_packages() {
     local missing=() p

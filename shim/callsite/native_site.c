@@ -7,7 +7,9 @@
  * launch stub nvcc generated (__device_stub__Z6kernelPf), called from the
  * host function named as the kernel (_Z6kernelPf) when that is not a tail
  * call. Those frames are passed over by their symbols' names; the first
- * frame left is the site: its function (demangled), and its file and line
+ * frame left is the site: its function (demangled; a gfortran module
+ * procedure, __solver_MOD_step, as solver::step, as gdb names it), and its
+ * file and line
  * when the object has a line table. Without one, the site is the
  * function and the call's offset in the object.
  *
@@ -69,6 +71,19 @@ static int wrapper_of(const char *stub, const char *sym)
     return sym[0] == '_' && len > 1 && strncmp(inner, sym + 1, len - 1) == 0;
 }
 
+/* The function's name as the report shows it: C++ names demangled, a
+ * gfortran module procedure as module::procedure. */
+static uint32_t function_name(const char *sym)
+{
+    const char *mod = strstr(sym, "_MOD_");
+    if (strncmp(sym, "__", 2) == 0 && mod && mod > sym + 2 && mod[5]) {
+        char name[512];
+        int n = snprintf(name, sizeof name, "%.*s::%s", (int)(mod - sym - 2), sym + 2, mod + 5);
+        if (n > 0 && (size_t)n < sizeof name) return intern(name);
+    }
+    return gt_kernel_name_of_mangled(sym);
+}
+
 void gt_native_site(const gt_stack *s, gt_site *out)
 {
     memset(out, 0, sizeof *out);
@@ -94,7 +109,7 @@ void gt_native_site(const gt_stack *s, gt_site *out)
     const gt_module *m;
     gt_elf *e;
     const gt_elf_sym *sym = symbol_of(pc, &m, &e);
-    if (sym) out->function = gt_kernel_name_of_mangled(sym->name);
+    if (sym) out->function = function_name(sym->name);
     char file[4096];
     int line = 0;
     if (m && e && e->state > 0 &&
