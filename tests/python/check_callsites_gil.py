@@ -20,6 +20,7 @@ PyEval_SaveThread). Checked, in MODE auto and all:
   outer     the C code allocates after the callback returned: the line
             that called it (the released region's site again)
   thread    a threading.Thread's allocation: its line in the worker
+  forked    a forked child's allocation, in the child's report: its line
 Each interpreter is run as it is: a python executable with the interpreter
 built in (Debian's) and one with a shared libpython (a venv's) are both
 covered where the machine has them.
@@ -27,6 +28,7 @@ covered where the machine has them.
 Exit status 0 when every check holds, 1 otherwise.
 """
 import argparse
+import glob
 import json
 import os
 import subprocess
@@ -42,7 +44,7 @@ PROGRAM = os.path.join(PROGS, "callsites_gil.py")
 NATIVE_SOURCE = os.path.join(PROGS, "callsites_native.c")
 PY = "callsites_gil.py"
 BYTES = {"inner": 1 << 16, "released": 1 << 20, "held": 1 << 21, "unseen": 1 << 22,
-         "outer": 1 << 23, "thread": 1 << 24}
+         "outer": 1 << 23, "thread": 1 << 24, "forked": 1 << 25}
 FUNCTION = {"inner": "inner", "thread": "worker"}
 
 
@@ -50,19 +52,23 @@ def run(a, python, mode):
     label = f"{python} ({mode})"
     prog, native = marks(PROGRAM), marks(NATIVE_SOURCE)
     with tempfile.TemporaryDirectory() as tmp:
-        base = os.path.join(tmp, "r")
+        base = os.path.join(tmp, "r.%p")
         r = subprocess.run([a.cli, "-v", "none", "-o", base, "-f", "json", "--callsites", mode,
                             "--", python, PROGRAM, a.native], env=emu_env(a.emu_lib),
                            capture_output=True, text=True, timeout=120)
         if not check(r.returncode == 0 and r.stdout == "ok\n",
                      f"{label}: the program exited {r.returncode}: {r.stdout}{r.stderr}"):
             return
-        with open(base + ".json") as f:
-            data = json.load(f)
+        reports = []
+        for path in glob.glob(os.path.join(tmp, "r.*.json")):
+            with open(path) as f:
+                reports.append(json.load(f))
+    check(len(reports) == 2, f"{label}: {len(reports)} reports, want the parent's and the child's")
     by_bytes = {}
-    for row in data.get("callsites", []):
-        if row["kind"] == "alloc":
-            by_bytes.setdefault(row["bytes"], []).append(row)
+    for data in reports:
+        for row in data.get("callsites", []):
+            if row["kind"] == "alloc":
+                by_bytes.setdefault(row["bytes"], []).append(row)
     for name, nbytes in BYTES.items():
         got = by_bytes.get(nbytes, [])
         sites = [(os.path.basename(r["site"]["file"]), r["site"]["line"], r["site"]["language"])

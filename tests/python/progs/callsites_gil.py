@@ -6,6 +6,7 @@ threading: check_callsites_gil.py holds each to its line.
 callsites_gil.py LIB
 """
 import ctypes
+import os
 import sys
 import threading
 
@@ -34,6 +35,14 @@ def worker():
 
 
 def main():
+    # First, before the process initializes CUDA (a child cannot use the
+    # parent's).
+    pid = os.fork()
+    if pid == 0:
+        check(released.gt_cs_alloc_here(1 << 25), "forked")  # SITE forked
+        os._exit(1 if failures else 0)
+    _, status = os.waitpid(pid, 0)
+    check(status, "the forked child")
     check(released.gt_cs_alloc_here(1 << 20), "released")  # SITE released
     check(held.gt_cs_alloc_here(1 << 21), "held")  # SITE held
     check(held.gt_cs_alloc_unseen_release(1 << 22), "unseen")  # SITE unseen
