@@ -19,11 +19,13 @@
  * when thread states are made and freed), PyGILState_GetThisThreadState
  * (the thread's own state: thread-specific data, no lock), PyCode_Type and
  * PyUnicode_Type and PyBytes_Type (each object read is checked to be what
- * it should). The layouts: 3.13's own debug offsets (_PyRuntime's
- * _Py_DebugOffsets, stable within the minor version), and for 3.9 to 3.12
- * the offsets of their headers (checked by tests/python/offsets.py against
- * each interpreter's headers). Other versions, and free-threaded builds,
- * get no Python sites.
+ * it should). The layouts (python_layouts.h): 3.13's own debug offsets
+ * (_PyRuntime's _Py_DebugOffsets, stable within the minor version), and
+ * for 3.9 to 3.12 the offsets of their headers. The tests hold the table
+ * against the headers of each version they can get
+ * (tests/python/check_python_offsets.py) and read sites on each
+ * (check_callsites_versions.py); docs/testing.md says which versions run.
+ * Other versions, and free-threaded builds, get no Python sites.
  *
  * Code objects are classified once (python_paths.c) and cached by address
  * in a table whose entries carry a sequence number (seqlock): a reader
