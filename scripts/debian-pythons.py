@@ -78,7 +78,7 @@ def run(argv, deadline, cwd=None, env=None):
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
-        raise Unavailable(f"{' '.join(argv[:2])} took longer than the downloads' budget "
+        raise Unavailable(f"{' '.join(argv[:3])} took longer than the downloads' budget "
                           f"({NETWORK_BUDGET_S} s)")
     return p.returncode, out
 
