@@ -19,10 +19,13 @@
  * attached now (_PyThreadState_UncheckedGet, 3.13's
  * PyThreadState_GetUnchecked: the thread holds the GIL when the two are
  * one), PyCode_Type and PyUnicode_Type and PyBytes_Type (each object read
- * is checked to be what it should). The layouts: 3.13's own debug offsets
- * (_PyRuntime's _Py_DebugOffsets, stable within the minor version), and
- * for 3.9 to 3.12 the offsets of their headers. Other versions, and
- * free-threaded builds, get no Python sites.
+ * is checked to be what it should). The layouts (python_layouts.h): 3.13's
+ * own debug offsets (_PyRuntime's _Py_DebugOffsets, stable within the
+ * minor version), and for 3.9 to 3.12 the offsets of their headers. The
+ * tests hold the table against the headers of each version they can get
+ * (tests/python/check_python_offsets.py) and read sites on each
+ * (check_callsites_versions.py); docs/testing.md says which versions run.
+ * Other versions, and free-threaded builds, get no Python sites.
  *
  * Code objects are classified once (python_paths.c) and cached by address
  * in a table whose entries carry a sequence number (seqlock): a reader
@@ -34,6 +37,7 @@
 
 #include "intercept.h"
 #include "process.h"
+#include "python_layouts.h"
 #include "python_lines.h"
 #include "python_paths.h"
 #include "stack_table.h"
@@ -50,104 +54,6 @@
 #define FRAMES_MAX 256u
 #define TEXT_MAX 1024u /* bytes of a file name or a qualified name read */
 #define FRAME_OWNED_BY_CSTACK 3u
-
-typedef struct layout {
-    int minor;
-    enum gt_py_line_format lines;
-    /* thread state -> current frame: directly (3.9, 3.10, 3.13), or
-     * through the C frame (3.11, 3.12) */
-    size_t ts_frame;
-    int through_cframe;
-    size_t cframe_current;
-    /* frames: 3.9 and 3.10 frame objects, later interpreter frames */
-    size_t frame_back, frame_code, frame_lasti, frame_instr, frame_owner;
-    int frame_objects;
-    /* code objects */
-    size_t code_filename, code_name, code_firstlineno, code_linetable, code_adaptive;
-    /* str objects: where a compact ASCII string's bytes start, and a
-     * compact non-ASCII one's */
-    size_t ascii_data, compact_data;
-    int has_ready_bit; /* 3.9 to 3.11: a string may not be ready */
-} layout;
-
-/* From each version's headers (offsetof on x86-64 and aarch64 alike). */
-static const layout known[] = {
-    {.minor = 9,
-     .lines = GT_PY_LNOTAB,
-     .ts_frame = 24,
-     .frame_back = 24,
-     .frame_code = 32,
-     .frame_lasti = 104,
-     .frame_objects = 1,
-     .code_filename = 104,
-     .code_name = 112,
-     .code_firstlineno = 40,
-     .code_linetable = 120,
-     .ascii_data = 48,
-     .compact_data = 72,
-     .has_ready_bit = 1},
-    {.minor = 10,
-     .lines = GT_PY_LINETABLE,
-     .ts_frame = 24,
-     .frame_back = 24,
-     .frame_code = 32,
-     .frame_lasti = 96,
-     .frame_objects = 1,
-     .code_filename = 104,
-     .code_name = 112,
-     .code_firstlineno = 40,
-     .code_linetable = 120,
-     .ascii_data = 48,
-     .compact_data = 72,
-     .has_ready_bit = 1},
-    {.minor = 11,
-     .lines = GT_PY_LOCATIONS,
-     .ts_frame = 56,
-     .through_cframe = 1,
-     .cframe_current = 8,
-     .frame_back = 48,
-     .frame_code = 32,
-     .frame_instr = 56,
-     .frame_owner = 69,
-     .code_filename = 112,
-     .code_name = 128,
-     .code_firstlineno = 72,
-     .code_linetable = 136,
-     .code_adaptive = 184,
-     .ascii_data = 48,
-     .compact_data = 72,
-     .has_ready_bit = 1},
-    {.minor = 12,
-     .lines = GT_PY_LOCATIONS,
-     .ts_frame = 56,
-     .through_cframe = 1,
-     .cframe_current = 0,
-     .frame_back = 8,
-     .frame_code = 0,
-     .frame_instr = 56,
-     .frame_owner = 70,
-     .code_filename = 112,
-     .code_name = 128,
-     .code_firstlineno = 68,
-     .code_linetable = 136,
-     .code_adaptive = 192,
-     .ascii_data = 40,
-     .compact_data = 56},
-};
-
-/* 3.13's _Py_DebugOffsets, as far as this reader uses it (its layout is
- * fixed within 3.13). */
-typedef struct debug_offsets_313 {
-    char cookie[8];
-    uint64_t version;
-    uint64_t free_threaded;
-    uint64_t runtime_state[3];
-    uint64_t interpreter_state[13];
-    uint64_t thread_state[9];      /* size, prev, next, interp, current_frame, ... */
-    uint64_t interpreter_frame[6]; /* size, previous, executable, instr_ptr, localsplus, owner */
-    uint64_t code_object[10];      /* size, filename, name, qualname, linetable, firstlineno,
-                                      argcount, localsplusnames, localspluskinds, co_code_adaptive */
-} debug_offsets_313;
 
 typedef int (*int_fn)(void);
 typedef void *(*ptr_fn)(void);
