@@ -3,13 +3,14 @@
 driver, with each Python interpreter given, and holds its allocations'
 sites to the program's lines (marked "SITE name").
 
-check_callsites_gil.py --cli GPUTRACE --emu-lib DIR --native LIB
-                       --python PY [--python PY ...] MODE
+check_callsites_gil.py VERSION --debian DIR --cli GPUTRACE --emu-lib DIR
+                       --native LIB
 
 Python frames are read only by a thread that holds the GIL; a thread that
 released it gets the site it had when it released it, where the release
 went through a call gputrace routes (an extension module's
-PyEval_SaveThread). Checked, in MODE auto and all:
+PyEval_SaveThread). Checked on every interpreter of VERSION the machine
+has (pythons.py), with --callsites auto and all:
   released  ctypes.CDLL releases the GIL: the program's line
   held      ctypes.PyDLL keeps it: the program's line
   unseen    the C code releases the GIL through a pointer to the
@@ -21,11 +22,11 @@ PyEval_SaveThread). Checked, in MODE auto and all:
             that called it (the released region's site again)
   thread    a threading.Thread's allocation: its line in the worker
   forked    a forked child's allocation, in the child's report: its line
-Each interpreter is run as it is: a python executable with the interpreter
-built in (Debian's) and one with a shared libpython (a venv's) are both
-covered where the machine has them.
+Python executables with the interpreter built in (Debian's) and with a
+shared libpython (pyenv's) are both covered where the machine has them.
 
-Exit status 0 when every check holds, 1 otherwise.
+Exit status 0 when every check holds, 77 (skipped) when the machine has no
+interpreter of VERSION, 1 otherwise.
 """
 import argparse
 import glob
@@ -36,8 +37,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from check_callsites_py import emu_env, marks  # noqa: E402
-from verdict import check, report  # noqa: E402
+from check_callsites_py import SKIP, emu_env, marks  # noqa: E402
+from pythons import interpreters  # noqa: E402
+from verdict import check, failures, report  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs")
 PROGRAM = os.path.join(PROGS, "callsites_gil.py")
@@ -48,14 +50,15 @@ BYTES = {"inner": 1 << 16, "released": 1 << 20, "held": 1 << 21, "unseen": 1 << 
 FUNCTION = {"inner": "inner", "thread": "worker"}
 
 
-def run(a, python, mode):
-    label = f"{python} ({mode})"
+def run(a, interp, mode):
+    label = f"{interp.describe()} ({mode})"
     prog, native = marks(PROGRAM), marks(NATIVE_SOURCE)
     with tempfile.TemporaryDirectory() as tmp:
         base = os.path.join(tmp, "r.%p")
+        argv, env = interp.command(emu_env(a.emu_lib), [a.emu_lib])
         r = subprocess.run([a.cli, "-v", "none", "-o", base, "-f", "json", "--callsites", mode,
-                            "--", python, PROGRAM, a.native], env=emu_env(a.emu_lib),
-                           capture_output=True, text=True, timeout=120)
+                            "--"] + argv + [PROGRAM, a.native], env=env, capture_output=True,
+                           text=True, timeout=120)
         if not check(r.returncode == 0 and r.stdout == "ok\n",
                      f"{label}: the program exited {r.returncode}: {r.stdout}{r.stderr}"):
             return
@@ -87,25 +90,22 @@ def run(a, python, mode):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("version")
+    ap.add_argument("--debian", required=True, help="scripts/debian-pythons.py's folder")
     ap.add_argument("--cli", required=True)
     ap.add_argument("--emu-lib", required=True)
     ap.add_argument("--native", required=True)
-    ap.add_argument("--python", action="append", required=True)
-    ap.add_argument("mode", choices=["auto", "all"])
     a = ap.parse_args()
-    seen = set()
-    for python in a.python:
-        try:
-            real = subprocess.run([python, "-c", "import sys; print(sys.executable)"],
-                                  capture_output=True, text=True, timeout=60).stdout.strip()
-        except OSError:
-            continue
-        real = os.path.realpath(real)
-        if not real or real in seen:
-            continue
-        seen.add(real)
-        run(a, real, a.mode)
-    check(seen, f"no interpreter among {a.python}")
+    found, why = interpreters(a.version, a.debian)
+    if not found:
+        print(f"SKIP: {why}")
+        return SKIP
+    for interp in found:
+        before = len(failures)
+        for mode in ("auto", "all"):
+            run(a, interp, mode)
+        if len(failures) == before:
+            print(f"ok: {interp.describe()}")
     return report()
 
 
