@@ -114,31 +114,36 @@ static int sample_now(void)
     return 1;
 }
 
-/* Whether the calling thread's call gets a site from the modes in force:
- * a Python one when the thread has Python state, a native one when asked
- * for. */
-static int site_applies(unsigned modes)
+/* Where the calling thread's Python site comes from: a walk of its frames
+ * (it holds the GIL), the site it had when it released the GIL (*released:
+ * its stack id, 0 when none could be had or the release was not seen), or
+ * nowhere (no Python on this thread). The routed release is asked first:
+ * a few loads of the thread's own. */
+enum python_source { PYTHON_NONE, PYTHON_WALK, PYTHON_RELEASED };
+
+static enum python_source python_source(uint32_t *released)
 {
-    if (modes & GT_CALLSITE_NATIVE) return 1;
-    return (modes & GT_CALLSITE_PYTHON) && gt_python_thread() != GT_PY_NO_PYTHON;
+    *released = 0;
+    if (gt_python_released(released)) return PYTHON_RELEASED;
+    switch (gt_python_thread()) {
+    case GT_PY_HOLDS_GIL:
+        return PYTHON_WALK;
+    case GT_PY_RELEASED_GIL:
+        gt_python_release_unseen();
+        return PYTHON_RELEASED;
+    default:
+        return PYTHON_NONE;
+    }
 }
 
 /* The calling thread's site as a stack id; 0 when none was had. Python's
- * first when asked for: walked now when the thread holds the GIL, else the
- * one it had when it released it (python_gil.h); then native, when asked
- * for. */
-static uint32_t stack_id(unsigned modes)
+ * first when asked for, then native, when asked for. */
+static uint32_t stack_id(unsigned modes, enum python_source from, uint32_t released)
 {
+    uint32_t id = from == PYTHON_WALK ? gt_python_site_id() : released;
+    if (id || !(modes & GT_CALLSITE_NATIVE)) return id;
     gt_stack s;
     memset(&s, 0, sizeof s);
-    if (modes & GT_CALLSITE_PYTHON) {
-        enum gt_py_thread state = gt_python_thread();
-        uint32_t id = state == GT_PY_HOLDS_GIL      ? gt_python_site_id()
-                      : state == GT_PY_RELEASED_GIL ? gt_python_released_site()
-                                                    : 0;
-        if (id) return id;
-    }
-    if (!(modes & GT_CALLSITE_NATIVE)) return 0;
     gt_unwind_native(&s);
     return gt_stack_id(&s);
 }
@@ -166,7 +171,9 @@ void gt_callsite_take(gt_event *ev)
     int alloc = ev->kind == GT_EV_ALLOC;
     if (!alloc && !gt_kind_is_gpu_work(ev->kind)) return;
     unsigned modes = modes_in_force();
-    if (!site_applies(modes)) return;
+    uint32_t released = 0;
+    enum python_source from = modes & GT_CALLSITE_PYTHON ? python_source(&released) : PYTHON_NONE;
+    if (from == PYTHON_NONE && !(modes & GT_CALLSITE_NATIVE)) return;
     int sampled = 0;
     if (!alloc && !name_is_new(ev)) {
         if (!sample_now()) {
@@ -175,7 +182,7 @@ void gt_callsite_take(gt_event *ev)
         }
         sampled = 1;
     }
-    uint32_t id = stack_id(modes);
+    uint32_t id = stack_id(modes, from, released);
     if (id) ev->site = sampled ? id | GT_SITE_SAMPLED : id;
 }
 
@@ -183,7 +190,10 @@ uint32_t gt_callsite_stack_now(void)
 {
     if (!gt_callsite_modes) return 0;
     unsigned modes = modes_in_force();
-    return site_applies(modes) ? stack_id(modes) : 0;
+    uint32_t released = 0;
+    enum python_source from = modes & GT_CALLSITE_PYTHON ? python_source(&released) : PYTHON_NONE;
+    return from == PYTHON_NONE && !(modes & GT_CALLSITE_NATIVE) ? 0
+                                                                : stack_id(modes, from, released);
 }
 
 void gt_callsite_fork_child(void)

@@ -58,6 +58,9 @@ static restore_fn real_restore;
 #define RELEASES_MAX 8u
 
 static __thread uint32_t released[RELEASES_MAX] __attribute__((tls_model("initial-exec")));
+/* The thread state each release detached: attached again, the thread has
+ * taken the GIL back inside the release (a callback into Python). */
+static __thread const void *released_state[RELEASES_MAX] __attribute__((tls_model("initial-exec")));
 static __thread uint32_t releases __attribute__((tls_model("initial-exec")));
 
 /* The wrappers: called by the thread that releases (holding the GIL) and
@@ -66,7 +69,10 @@ static void *save_thread(void)
 {
     int saved_errno = errno;
     uint32_t depth = releases;
-    if (depth < RELEASES_MAX) released[depth] = gt_python_site_id_releasing();
+    if (depth < RELEASES_MAX) {
+        released[depth] = gt_python_site_id_releasing();
+        released_state[depth] = gt_python_attached();
+    }
     releases = depth + 1;
     errno = saved_errno;
     return real_save();
@@ -296,9 +302,16 @@ static void route_new_objects(void) {}
 
 #endif
 
-uint32_t gt_python_released_site(void)
+int gt_python_released(uint32_t *id)
 {
     uint32_t depth = releases;
-    if (!depth && real_save) route_new_objects();
-    return depth && depth <= RELEASES_MAX ? released[depth - 1] : 0;
+    if (!depth || depth > RELEASES_MAX || gt_python_attached() == released_state[depth - 1])
+        return 0;
+    *id = released[depth - 1];
+    return 1;
+}
+
+void gt_python_release_unseen(void)
+{
+    if (real_save) route_new_objects();
 }

@@ -11,11 +11,15 @@
  * last look make are routed through this library. */
 void gt_python_gil_watch(void);
 
-/* The stack id of the Python site the calling thread had when it last
- * released the GIL through a routed call, while it has not taken it back;
- * 0 when there is none (a release this library did not see: objects
- * loaded since are then looked at again, for the next calls). */
-uint32_t gt_python_released_site(void);
+/* 1 when the calling thread is inside a release of the GIL it made
+ * through a routed call and has not taken the GIL back: *id is then the
+ * stack id of the site it had at the release (0 when none could be had).
+ * A few loads of its own and one call to the interpreter. */
+int gt_python_released(uint32_t *id);
+
+/* The calling thread released the GIL without a routed call: objects
+ * loaded since the last look are looked at, for the next calls. */
+void gt_python_release_unseen(void);
 
 /* In a forked child: a look at the objects another thread of the parent
  * was making is abandoned. */

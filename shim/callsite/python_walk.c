@@ -35,6 +35,7 @@
  * the file, name and first line it was cached with. */
 #include "python_walk.h"
 
+#include "compiler.h"
 #include "intercept.h"
 #include "process.h"
 #include "python_layouts.h"
@@ -66,6 +67,7 @@ static struct {
 } py;
 
 static int present; /* written once under `once` */
+static _Atomic int looked_up; /* set after `present`: the lookup's fast path */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *skip_extra;
 
@@ -133,7 +135,9 @@ static void look_up(void)
 
 int gt_python_present(void)
 {
+    if (GT_LIKELY(atomic_load_explicit(&looked_up, memory_order_acquire))) return present;
     pthread_once(&once, look_up);
+    atomic_store_explicit(&looked_up, 1, memory_order_release);
     return present;
 }
 
@@ -400,7 +404,10 @@ static int memo_holds(const void *f)
         frame fr;
         const void *back = frame_read(f, &fr);
         memo_frame m = memo_of(f, &fr);
-        if (memcmp(&m, &memo.f[i], sizeof m) != 0) return 0;
+        const memo_frame *was = &memo.f[i];
+        if (m.frame != was->frame || m.code != was->code || m.offset != was->offset ||
+            m.filename != was->filename || m.name != was->name)
+            return 0;
         f = back;
     }
     return memo.n != 0;
@@ -469,6 +476,11 @@ static uint32_t site_id(const void *ts)
 uint32_t gt_python_site_id(void)
 {
     return gt_python_thread() == GT_PY_HOLDS_GIL ? site_id(py.this_thread_state()) : 0;
+}
+
+const void *gt_python_attached(void)
+{
+    return gt_python_present() ? py.attached() : NULL;
 }
 
 uint32_t gt_python_site_id_releasing(void)

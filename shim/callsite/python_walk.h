@@ -28,6 +28,10 @@ uint32_t gt_python_site_id(void);
  * thread's own. */
 uint32_t gt_python_site_id_releasing(void);
 
+/* The thread state attached now (the GIL holder's before 3.12, the calling
+ * thread's from 3.12); NULL without Python. One call, no lock. */
+const void *gt_python_attached(void);
+
 /* GPUTRACE_CALLSITES_SKIP: packages to pass over beyond the stack's own
  * (python_paths.h). Set at load; the string must stay. */
 void gt_python_set_skip(const char *extra);
