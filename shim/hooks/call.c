@@ -31,18 +31,26 @@ static __thread uint32_t device_era __attribute__((tls_model("initial-exec")));
 static __thread uint16_t device_ordinal __attribute__((tls_model("initial-exec")));
 static gt_real_cache ctx_get_current, ctx_get_device, stream_get_id;
 /* The driver's numbers of the streams this thread used last, by handle,
- * kept for the context era they were asked in: a stream ends with its
- * context, and its handle may come back as another stream. */
+ * kept for the context era and the stream era they were asked in: a stream
+ * ends with its context or when destroyed, and its handle may come back as
+ * another stream. */
+static _Atomic uint32_t stream_era;
 #define STREAM_NUMBERS 16u
 static __thread struct {
     uint64_t handle;
     uint64_t number;
 } stream_numbers[STREAM_NUMBERS] __attribute__((tls_model("initial-exec")));
 static __thread uint32_t stream_numbers_era __attribute__((tls_model("initial-exec")));
+static __thread uint32_t stream_numbers_streams __attribute__((tls_model("initial-exec")));
 
 void gt_context_ending(void)
 {
     atomic_fetch_add_explicit(&context_era, 1, memory_order_release);
+}
+
+void gt_stream_ending(void)
+{
+    atomic_fetch_add_explicit(&stream_era, 1, memory_order_release);
 }
 
 void gt_context_ended(int ended)
@@ -110,9 +118,9 @@ static inline uint64_t stream_id(const gt_call *c)
 }
 
 /* A stream handle's record id with the driver's number of the stream
- * (gt_stream_number), asked once per handle in a context era on each
- * thread. A stream destroyed and another made at its address in the same
- * era keep the first's number: as handles, they were one track before. */
+ * (gt_stream_number), asked once per handle on each thread while no
+ * context and no stream ends: a stream made at a destroyed one's address
+ * gets a number, and a track, of its own. */
 static GT_NO_STACK_PROTECTOR uint64_t numbered_stream(uint64_t handle)
 {
     typedef CUresult (*get_id_fn)(CUstream, unsigned long long *);
@@ -120,9 +128,11 @@ static GT_NO_STACK_PROTECTOR uint64_t numbered_stream(uint64_t handle)
         gt_stream_number(handle))
         return handle;
     uint32_t era = atomic_load_explicit(&context_era, memory_order_acquire);
-    if (era != stream_numbers_era) {
+    uint32_t streams = atomic_load_explicit(&stream_era, memory_order_acquire);
+    if (era != stream_numbers_era || streams != stream_numbers_streams) {
         memset(stream_numbers, 0, sizeof stream_numbers);
         stream_numbers_era = era;
+        stream_numbers_streams = streams;
     }
     unsigned slot = (unsigned)(handle >> 4) % STREAM_NUMBERS;
     if (stream_numbers[slot].handle != handle) {

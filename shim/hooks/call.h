@@ -149,6 +149,11 @@ static inline int gt_call_times(const gt_call *c)
 void gt_context_ending(void);
 void gt_context_ended(int ended);
 
+/* Around the end of a stream (cuStreamDestroy), before and after the real
+ * call: the threads' cached numbers of streams by handle (the timelines'
+ * tracks) are asked again, since a stream made later may get its handle. */
+void gt_stream_ending(void);
+
 /* Whether the call's GPU work is bracketed by an event pair (`timed`: by
  * this wrapper itself, as driver wrappers do). */
 static inline int gt_call_pairs(const gt_call *c, int timed)
