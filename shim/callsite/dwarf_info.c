@@ -281,6 +281,7 @@ int gt_dwarf_abbrevs_read(const gt_elf *e, gt_dwarf_unit *u)
 
 static const gt_dwarf_abbrev *find_abbrev(const gt_dwarf_unit *u, uint64_t code)
 {
+    if (!u->nabbrevs) return NULL;
     /* Compilers number abbreviations 1, 2, 3...: mostly found at once. */
     if (code - 1 < u->nabbrevs && u->abbrevs[code - 1].code == code) return &u->abbrevs[code - 1];
     gt_dwarf_abbrev key = {.code = code};

@@ -26,9 +26,11 @@
 #include <string.h>
 
 /* At most this many units are kept per object (about 120 bytes each),
- * and this many address ranges of units and functions (24 bytes each). */
+ * this many address ranges of units and functions (24 bytes each), and
+ * this many abbreviations of the units looked into (32 bytes each). */
 #define UNITS_MAX (1u << 18)
 #define RANGES_MAX (1u << 20)
+#define ABBREVS_KEPT_MAX (1u << 20)
 #define NESTING_MAX 64u /* inlined calls within one another */
 #define ORIGIN_HOPS 8u  /* DW_AT_abstract_origin / DW_AT_specification followed */
 
@@ -51,7 +53,8 @@ struct gt_inline_index {
     size_t nunits;
     span *spans; /* the units' addresses, by address */
     size_t nspans;
-    size_t ranges; /* spans and functions' ranges held, at most RANGES_MAX */
+    size_t ranges;  /* spans and functions' ranges held, at most RANGES_MAX */
+    size_t abbrevs; /* abbreviations held, at most ABBREVS_KEPT_MAX */
 };
 
 /* Appends to a growing array of spans, within RANGES_MAX an object. */
@@ -138,7 +141,7 @@ static void build_index(gt_elf *e)
         ix->units[ix->nunits++] = (unit){.dw = u};
         gt_dwarf_ranges(e, &u, &d, add_span, &c);
     }
-    qsort(ix->spans, ix->nspans, sizeof *ix->spans, by_lo);
+    if (ix->nspans) qsort(ix->spans, ix->nspans, sizeof *ix->spans, by_lo);
 }
 
 /* A walk through the entries below one, in order, that reads into the
@@ -190,6 +193,15 @@ static void walk_into(const gt_elf *e, const gt_dwarf_unit *u, walk *w, const gt
     if (!into) w->passing = w->depth;
 }
 
+/* The unit's abbreviations, read once: 0, or -1. */
+static int unit_abbrevs(const gt_elf *e, gt_inline_index *ix, unit *un)
+{
+    if (un->dw.abbrevs) return 0;
+    if (ix->abbrevs >= ABBREVS_KEPT_MAX || gt_dwarf_abbrevs_read(e, &un->dw) != 0) return -1;
+    ix->abbrevs += un->dw.nabbrevs;
+    return 0;
+}
+
 /* Where the unit's functions lie: one pass over its entries, passing over
  * each function's own. */
 static void read_funcs(const gt_elf *e, gt_inline_index *ix, unit *un)
@@ -198,7 +210,7 @@ static void read_funcs(const gt_elf *e, gt_inline_index *ix, unit *un)
     un->state = -1;
     walk w;
     gt_dwarf_entry d;
-    if (gt_dwarf_abbrevs_read(e, &un->dw) != 0 || walk_start(e, u, u->die, &w, &d) != 0) return;
+    if (unit_abbrevs(e, ix, un) != 0 || walk_start(e, u, u->die, &w, &d) != 0) return;
     spans_ctx c = {ix, &un->funcs, &un->nfuncs, 0, 0};
     for (size_t at; walk_next(e, u, &w, &d, &at);) {
         int function = d.ab->tag == GT_DW_TAG_SUBPROGRAM;
@@ -208,7 +220,7 @@ static void read_funcs(const gt_elf *e, gt_inline_index *ix, unit *un)
         }
         walk_into(e, u, &w, &d, !function);
     }
-    qsort(un->funcs, un->nfuncs, sizeof *un->funcs, by_lo);
+    if (un->nfuncs) qsort(un->funcs, un->nfuncs, sizeof *un->funcs, by_lo);
     un->state = 1;
 }
 
@@ -278,7 +290,7 @@ static void name_call(const gt_elf *e, gt_inline_index *ix, gt_dwarf_value origi
     out->name = out->linkage = "";
     for (unsigned hop = 0; hop < ORIGIN_HOPS; hop++) {
         unit *un = gt_dwarf_is_ref(&origin) ? unit_of(ix, origin.u) : NULL;
-        if (!un || gt_dwarf_abbrevs_read(e, &un->dw) != 0) return;
+        if (!un || unit_abbrevs(e, ix, un) != 0) return;
         const gt_dwarf_unit *u = &un->dw;
         gt_dwarf_reader r = {e->info + origin.u, e->info + u->end, 0};
         gt_dwarf_entry d;
