@@ -21,7 +21,9 @@
 #   and the Perfetto protobuf side by side from the same run: its time (and
 #   CPU time) and its bytes per record (bench_writers.c); gputrace report,
 #   diff and merge on reports of 100,000 rows made for the purpose
-#   (bench_tools.c).
+#   (bench_tools.c); reading inlined calls from the debug information to
+#   name native call sites, on the CUDA C++ program of the call sites' tests
+#   and on GPUTRACE_BENCH_DEBUG_OBJECTS (bench_inline.c).
 # Figures are medians of several runs; the heading gives the machine and
 # its load average (and the last line the load at the end), since other
 # work on the machine moves them.
@@ -32,6 +34,8 @@
 #   GPUTRACE_BENCH_PYTHON_VENV the Numba environment of the Python launch loop
 #                        (default build/test/python-venv, which the python
 #                        tests make)
+#   GPUTRACE_BENCH_DEBUG_OBJECTS more objects built with -g (space-separated)
+#                        whose inlined calls bench_inline.c reads
 #   GPUTRACE_BENCH_FILES where the writers' and the tools' benchmarks write
 #                        (default /tmp; the 10M-event traces take about
 #                        2.9 GB for a moment, the tools' reports 50 MB)
@@ -46,8 +50,8 @@ files=${GPUTRACE_BENCH_FILES:-/tmp}
 # BUILD_TESTING configures the emulated driver and runtime the launch benchmark runs on.
 cmake -S "$gt_root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null
 cmake --build "$build" -j "$(gt_jobs)" --target gt_bench_pipeline gt_bench_writers \
-    gt_bench_launch gt_bench_snapshot gt_bench_nvtx gt_bench_tools gt_bench_checksum gputrace gputrace_cli \
-    gtemu_cupti cupti_ref mt_launcher >/dev/null
+    gt_bench_launch gt_bench_snapshot gt_bench_nvtx gt_bench_tools gt_bench_checksum gt_bench_inline gputrace gputrace_cli \
+    gtemu_cupti cupti_ref mt_launcher gt_callsite_cu_O2 >/dev/null
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -125,5 +129,8 @@ rm -rf "$snapdir"
 "$build/bench/gt_bench_checksum" "$build/lib/libgputrace.so" 5 "${GPUTRACE_BENCH_BASELINE:--}"
 "$build/bench/gt_bench_writers" "$files" | writer_rows
 "$build/bench/gt_bench_tools" "$build/bin/gputrace" "$files"
+# shellcheck disable=SC2086 # a list of paths
+"$build/bench/gt_bench_inline" "$build/tests/integration/callsites/gt_callsite_cu_O2" \
+    ${GPUTRACE_BENCH_DEBUG_OBJECTS:-}
 echo
 echo "Load average $(load) at the end."

@@ -4,9 +4,9 @@
  * The first lookup in an object runs every unit's line program once to
  * learn the addresses each covers; a lookup then runs the programs of the
  * units that cover its address only. A sequence at address 0 (a function
- * the linker dropped) is passed over. Only the line table is read: a call
- * inlined into its caller gets the line of the inlined code
- * (docs/limitations.md). */
+ * the linker dropped) is passed over. An inlined call's line in its caller
+ * is in the debug information (dwarf_inline.c), whose file names are this
+ * table's (gt_dwarf_line_file). */
 #include "dwarf_line.h"
 
 #include "dwarf_reader.h"
@@ -92,7 +92,7 @@ static int v5_entry(gt_dwarf_reader *r, const gt_elf *e, const uint64_t *format,
             gt_dwarf_fixed(r, 16);
             break; /* data16: an MD5 */
         case 0x09:
-            r->p += gt_dwarf_uleb(r);
+            gt_dwarf_skip(r, gt_dwarf_uleb(r));
             break; /* block */
         default:
             return -1;
@@ -100,7 +100,7 @@ static int v5_entry(gt_dwarf_reader *r, const gt_elf *e, const uint64_t *format,
         if (type == 1 && s) *path = s;
         if (type == 2) *dir = v;
     }
-    return r->bad || r->p > r->end ? -1 : 0;
+    return r->bad ? -1 : 0;
 }
 
 static int v5_list(gt_dwarf_reader *r, const gt_elf *e, unit *u, int files)
@@ -301,6 +301,29 @@ static int find_row(const row *rw, void *ctx)
     return 0;
 }
 
+/* File f of unit u's list, joined to its directory. */
+static int path_of(const unit *u, uint64_t f, char *file, size_t cap)
+{
+    if (f >= u->nfiles) return -1;
+    const char *name = u->files[f];
+    const char *dir = u->file_dir[f] < u->ndirs ? u->dirs[u->file_dir[f]] : "";
+    if (name[0] == '/' || !dir[0])
+        snprintf(file, cap, "%s", name);
+    else
+        snprintf(file, cap, "%s/%s", dir, name);
+    return 0;
+}
+
+int gt_dwarf_line_file(const gt_elf *e, uint64_t table, uint64_t f, char *file, size_t cap)
+{
+    if (!e->line || e->line_len > GT_DWARF_LINE_MAX_BYTES || table >= e->line_len) return -1;
+    unit *u = malloc(sizeof *u);
+    size_t next;
+    int ok = u && read_unit(e, (size_t)table, u, &next) == 0 ? path_of(u, f, file, cap) : -1;
+    free(u);
+    return ok;
+}
+
 int gt_dwarf_line(gt_elf *e, uint64_t addr, char *file, size_t cap, int *line)
 {
     if (!e->cus_built) build_index(e);
@@ -315,14 +338,7 @@ int gt_dwarf_line(gt_elf *e, uint64_t addr, char *file, size_t cap, int *line)
         run(u, find_row, &q);
         if (!q.found) continue;
         /* Before version 5 files count from 1; from 5, from 0. */
-        uint64_t f = q.hit.file;
-        if (f >= u->nfiles || q.hit.line <= 0) continue;
-        const char *name = u->files[f];
-        const char *dir = u->file_dir[f] < u->ndirs ? u->dirs[u->file_dir[f]] : "";
-        if (name[0] == '/' || !dir[0])
-            snprintf(file, cap, "%s", name);
-        else
-            snprintf(file, cap, "%s/%s", dir, name);
+        if (q.hit.line <= 0 || path_of(u, q.hit.file, file, cap) != 0) continue;
         *line = (int)q.hit.line;
         ok = 0;
     }

@@ -17,4 +17,9 @@
  * 0, or -1 when the object's line table does not cover it. */
 int gt_dwarf_line(gt_elf *e, uint64_t addr, char *file, size_t cap, int *line);
 
+/* File f (as a row or DW_AT_call_file gives it) of the line table at
+ * offset `table` in .debug_line, into file (cut to cap): 0, or -1 when the
+ * table has no such file. Files count from 1 before DWARF 5, from 0 since. */
+int gt_dwarf_line_file(const gt_elf *e, uint64_t table, uint64_t f, char *file, size_t cap);
+
 #endif

@@ -1,5 +1,6 @@
 /* A bounded reader of DWARF's encodings (DWARF 5 §7.6, §7.7), shared by
- * the call frame reader (cfi.c) and the line table reader (dwarf_line.c):
+ * the call frame reader (cfi.c), the line table reader (dwarf_line.c) and
+ * the debug information's reader (dwarf_inline.c):
  * every read stays within [p, end); one that would pass the end sets
  * `bad`, leaves p at the end and yields 0. */
 #ifndef GT_DWARF_READER_H
@@ -55,6 +56,17 @@ static inline uint64_t gt_dwarf_fixed(gt_dwarf_reader *r, size_t n)
     memcpy(&v, r->p, n > 8 ? 8 : n);
     r->p += n;
     return v;
+}
+
+/* Passes over n bytes. */
+static inline void gt_dwarf_skip(gt_dwarf_reader *r, uint64_t n)
+{
+    if (n > (uint64_t)(r->end - r->p)) {
+        r->bad = 1;
+        r->p = r->end;
+        return;
+    }
+    r->p += n;
 }
 
 #endif

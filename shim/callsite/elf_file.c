@@ -1,4 +1,5 @@
-/* A loaded object's file, for its function names and line table.
+/* A loaded object's file, for its function names, line table and debug
+ * information.
  *
  * The file is the one the object was loaded from (modules.h); it may have
  * been rebuilt since, so where the loaded object carries a GNU build id
@@ -79,6 +80,31 @@ static const uint8_t *bytes_of(const gt_elf *e, const ElfW(Shdr) * s, size_t *le
     return e->map + s->sh_offset;
 }
 
+/* The debug sections this reader knows, by name. */
+static void debug_section(gt_elf *e, const char *name, const uint8_t *b, size_t len)
+{
+    const struct {
+        const char *name;
+        const uint8_t **bytes;
+        size_t *len;
+    } known[] = {
+        {".debug_line", &e->line, &e->line_len},
+        {".debug_line_str", &e->line_str, &e->line_str_len},
+        {".debug_str", &e->str, &e->str_len},
+        {".debug_info", &e->info, &e->info_len},
+        {".debug_abbrev", &e->abbrev, &e->abbrev_len},
+        {".debug_ranges", &e->ranges, &e->ranges_len},
+        {".debug_rnglists", &e->rnglists, &e->rnglists_len},
+        {".debug_addr", &e->addr, &e->addr_len},
+        {".debug_str_offsets", &e->str_offsets, &e->str_offsets_len},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(name, known[i].name) != 0) continue;
+        *known[i].bytes = b;
+        *known[i].len = b ? len : 0;
+    }
+}
+
 static int by_addr(const void *a, const void *b)
 {
     const gt_elf_sym *x = a, *y = b;
@@ -155,9 +181,7 @@ int gt_elf_open(gt_elf *e, const gt_module *m)
         if (s->sh_type == SHT_SYMTAB) symtab = s;
         if (s->sh_type == SHT_DYNSYM) dynsym = s;
         if (s->sh_type == SHT_NOTE && b && !file_id.bytes) file_id = build_id(b, len);
-        if (!strcmp(name, ".debug_line")) e->line = b, e->line_len = len;
-        if (!strcmp(name, ".debug_line_str")) e->line_str = b, e->line_str_len = len;
-        if (!strcmp(name, ".debug_str")) e->str = b, e->str_len = len;
+        debug_section(e, name, b, len);
     }
     if (ln.found.bytes &&
         (ln.found.len != file_id.len || memcmp(ln.found.bytes, file_id.bytes, file_id.len) != 0))

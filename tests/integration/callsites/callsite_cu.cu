@@ -1,8 +1,12 @@
-/* Call sites of a CUDA C++ program built by nvcc at -O2 without frame
- * pointers, with the static runtime (nvcc's default) or the shared one:
- * one kernel launched with <<<...>>> from two functions, memory allocated
- * in a third. Lines that make a call follow a line that says "SITE name:
- * the call on the next line", which check_callsites.py finds.
+/* Call sites of a CUDA C++ program built by nvcc without frame pointers,
+ * at -O2 and -O0, with the static runtime (nvcc's default) or the shared
+ * one: one kernel launched with <<<...>>> from two functions and from a
+ * helper inlined into one of them, memory allocated in two more (the
+ * second through cuda_runtime.h's typed cudaMalloc, itself inlined). At
+ * -O2 nvcc's launch code is inlined into the functions that launch, and
+ * carries the kernel's declaration line. Lines that make a call follow a
+ * line that says "SITE name: the call on the next line", which
+ * check_callsites.py finds.
  *
  * callsite_cu [launches] */
 #include <cstdio>
@@ -34,6 +38,20 @@ __attribute__((noinline)) static float *cu_alloc()
     return static_cast<float *>(p);
 }
 
+__attribute__((noinline)) static float *cu_alloc_typed()
+{
+    float *p = nullptr;
+    /* SITE cu_alloc_typed: the call on the next line */
+    check(cudaMalloc(&p, N * sizeof(float)), "cudaMalloc");
+    return p;
+}
+
+static inline __attribute__((always_inline)) void cu_helper(float *x)
+{
+    /* SITE cu_helper: the call on the next line */
+    scale<<<N / BLOCK, BLOCK>>>(x, 1.0f, N);
+}
+
 __attribute__((noinline)) static void cu_first(float *x, int launches)
 {
     for (int i = 0; i < launches; i++) {
@@ -49,16 +67,19 @@ __attribute__((noinline)) static void cu_second(float *x, int launches)
         /* SITE cu_second: the call on the next line */
         scale<<<N / BLOCK, BLOCK>>>(x, 0.5f, N);
     }
+    for (int i = 0; i < launches; i++)
+        cu_helper(x);
     check(cudaGetLastError(), "launch");
 }
 
 int main(int argc, char **argv)
 {
     int launches = argc > 1 ? atoi(argv[1]) : 10;
-    float *x = cu_alloc();
+    float *x = cu_alloc(), *y = cu_alloc_typed();
     cu_first(x, launches);
     cu_second(x, launches);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     check(cudaFree(x), "cudaFree");
+    check(cudaFree(y), "cudaFree");
     return 0;
 }

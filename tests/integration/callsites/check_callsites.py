@@ -16,9 +16,11 @@ check_callsites.py --lib LIB --prog PROG --source SOURCE CASE
            marked as estimates, with about one sample in 8 past the exact
            calls; the summary marks them (~)
   off      GPUTRACE_CALLSITES=off: no call sites anywhere
-  nvcc     the CUDA C++ program (nvcc -cudart shared, -O2, <<<...>>>):
-           each launch at the function that made it, past nvcc's launch
-           stub, and the allocation at its line
+  nvcc     the CUDA C++ program (nvcc -cudart shared, <<<...>>>), built
+           at -O2 or -O0: each launch and allocation at its own line and
+           function, past nvcc's launch code and cuda_runtime.h's typed
+           cudaMalloc (inlined at -O2) and into the user's inlined helper;
+           the kernel's declaration line and the CUDA headers name no site
   tools    `gputrace report` writes the call sites as the run did (JSON,
            the summary's section, the leaks' sites, in JSON and in the
            verbose summary); `gputrace merge` of
@@ -265,10 +267,11 @@ def check_tools(args, tmp):
 
 
 def check_nvcc(args, lines, tmp):
-    """With nvcc at -O2 the launch stub is inlined into the function that
-    launches, and the line table (all that is read: docs/limitations.md)
-    gives the stub's line, the kernel's own: the function tells the two
-    sites apart, and the allocation, a call of the user's, has its line."""
+    """At -O2 nvcc's launch code (the host function named as the kernel,
+    whose line is the kernel's declaration) and cuda_runtime.h's typed
+    cudaMalloc are inlined into the functions that call them: each site is
+    still the line that launched or allocated, and a launch inside the
+    user's own inlined helper is the helper's line."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTRACE_")}
     env.update(LD_PRELOAD=args.lib, GPUTRACE_OUTPUT=os.path.join(tmp, "r"),
                GPUTRACE_FORMAT="json", GPUTRACE_VERBOSITY="none",
@@ -279,20 +282,35 @@ def check_nvcc(args, lines, tmp):
     with open(os.path.join(tmp, "r.json")) as f:
         data = json.load(f)
     base = os.path.basename(args.source)
-    got = {r["site"]["function"]: r for r in data["callsites"] if r["kind"] == "kernel"}
-    want = {"cu_first(float*, int)": 10, "cu_second(float*, int)": 20}
-    check(set(got) == set(want), f"kernel sites {sorted(got)}")
-    for fn, calls in want.items():
-        row = got.get(fn)
-        if row:
-            check(row["calls"] == calls and row["gpu_ns_total"] == 4000 * calls and
-                  row["name"].startswith("scale") and
-                  os.path.basename(row["site"]["file"]) == base,
-                  f"{fn}: {row}")
-    allocs = [r for r in data["callsites"] if r["kind"] == "alloc"]
-    check(len(allocs) == 1 and allocs[0]["site"]["function"] == "cu_alloc()" and
-          os.path.basename(allocs[0]["site"]["file"]) == base and
-          allocs[0]["site"]["line"] == lines["cu_alloc"], f"allocation sites {allocs}")
+    # The kernel's lines, from its declaration to its closing brace.
+    with open(args.source) as f:
+        text = f.read().splitlines()
+    first = next(n for n, line in enumerate(text, 1) if "__global__ void scale" in line)
+    kernel = range(first, next(n for n in range(first, len(text) + 1) if text[n - 1] == "}") + 1)
+    # function as the report names it -> (the SITE mark, calls or allocations)
+    want = {"kernel": {"cu_first(float*, int)": ("cu_first", 10),
+                       "cu_second(float*, int)": ("cu_second", 20), "cu_helper": ("cu_helper", 10)},
+            "alloc": {"cu_alloc()": ("cu_alloc", 1), "cu_alloc_typed()": ("cu_alloc_typed", 1)}}
+    for kind, sites in want.items():
+        got = {r["site"]["function"]: r for r in data["callsites"] if r["kind"] == kind}
+        check(set(got) == set(sites), f"{kind} sites {sorted(got)}, want {sorted(sites)}")
+        for fn, (mark, calls) in sites.items():
+            row = got.get(fn)
+            if not row:
+                continue
+            site = row["site"]
+            check(os.path.basename(site["file"]) == base and site["line"] == lines[mark],
+                  f"{fn}: {os.path.basename(site['file'])}:{site['line']}, "
+                  f"marked {base}:{lines[mark]}")
+            check(row["calls"] == calls, f"{fn}: {row['calls']} calls, made {calls}")
+            if kind == "kernel":
+                check(row["gpu_ns_total"] == 4000 * calls and row["name"].startswith("scale"),
+                      f"{fn}: {row}")
+    for row in data["callsites"]:
+        site = row["site"]
+        check(os.path.basename(site["file"]) == base and site["line"] not in kernel,
+              f"a site at {site['file']}:{site['line']} (the kernel is at lines "
+              f"{kernel.start} to {kernel.stop - 1})")
 
 
 def main():
