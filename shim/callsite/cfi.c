@@ -237,13 +237,13 @@ static int run(gt_dwarf_reader *r, const cie *c, uintptr_t loc, uintptr_t target
                 s->cfa_off = (int64_t)gt_dwarf_uleb(r);
                 break;
             case 0x0f:
-                r->p += gt_dwarf_uleb(r);
+                gt_dwarf_skip(r, gt_dwarf_uleb(r));
                 s->cfa_expr = 1;
                 break;
             case 0x10:
             case 0x16:
                 reg = gt_dwarf_uleb(r);
-                r->p += gt_dwarf_uleb(r);
+                gt_dwarf_skip(r, gt_dwarf_uleb(r));
                 set_reg(s, reg, c, ELSEWHERE, 0);
                 break;
             case 0x11:
@@ -320,7 +320,7 @@ gt_cfi_rule gt_cfi_find(const void *eh_frame_hdr, uintptr_t target)
     uintptr_t begin = encoded(&r, c.fde_enc, 0);
     uintptr_t range = encoded(&r, c.fde_enc & 0x0f, 0);
     if (r.bad || target < begin || target - begin >= range) return unknown;
-    if (c.has_aug_data) r.p += gt_dwarf_uleb(&r);
+    if (c.has_aug_data) gt_dwarf_skip(&r, gt_dwarf_uleb(&r));
     /* The CIE's defaults before its instructions: CFA = rsp + 8 (at a
      * call's target), the return address just below it, rbp untouched. */
     state s = {.cfa_reg = REG_RSP, .cfa_off = 8, .rbp = {SAME, 0}, .ra = {AT_OFFSET, -8}};
