@@ -11,6 +11,7 @@
  * the sampling. */
 #include "callsite.h"
 
+#include "active_copy.h"
 #include "config.h"
 #include "event.h"
 #include "intercept.h"
@@ -155,7 +156,10 @@ static _Atomic int python_started;
 
 static void watch_python(void)
 {
-    if ((modes_in_force() & GT_CALLSITE_PYTHON) && gt_python_present()) gt_python_gil_watch();
+    /* Only the process's active copy of the library routes (another copy
+     * passes calls through and takes no sites). */
+    if ((modes_in_force() & GT_CALLSITE_PYTHON) && gt_copy_active() && gt_python_present())
+        gt_python_gil_watch();
 }
 
 static void start_python(void)
