@@ -57,8 +57,12 @@ void gt_context_ended(int ended)
 {
     int saved = errno;
     gt_context_ending();
-    /* Its modules went with it: their functions' handles may be reused. */
-    if (ended) gt_kernel_names_invalidate();
+    /* Its modules went with it: their functions' handles may be reused;
+     * and its page-locked memory: its addresses may come back pageable. */
+    if (ended) {
+        gt_kernel_names_invalidate();
+        gt_host_mem_context_ended();
+    }
     errno = saved;
 }
 

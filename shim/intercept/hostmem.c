@@ -54,6 +54,11 @@ void gt_host_mem_forget(const void *start)
     gt_hostmem_remove((uintptr_t)start);
 }
 
+void gt_host_mem_context_ended(void)
+{
+    gt_hostmem_clear();
+}
+
 static enum gt_host_mem ask_driver(const void *ptr)
 {
     attributes_fn get = (attributes_fn)gt_cuda_real_once(&attributes, "cuPointerGetAttributes");

@@ -201,6 +201,15 @@ enum gt_host_mem gt_hostmem_remove(uintptr_t start)
     return kind;
 }
 
+void gt_hostmem_clear(void)
+{
+    pthread_mutex_lock(&lock);
+    begin_write();
+    atomic_store_explicit(&count, 0, memory_order_release);
+    end_write();
+    pthread_mutex_unlock(&lock);
+}
+
 uint32_t gt_hostmem_count(void)
 {
     return atomic_load_explicit(&count, memory_order_relaxed);

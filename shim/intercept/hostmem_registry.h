@@ -38,6 +38,9 @@ enum gt_host_mem gt_hostmem_remove(uintptr_t start);
 #define GT_HOSTMEM_BUSY UINT32_MAX
 enum gt_host_mem gt_hostmem_lookup(uintptr_t addr, uint32_t *version);
 
+/* Forgets every range (lookups may be running: the arrays stay). */
+void gt_hostmem_clear(void);
+
 /* Ranges held now. */
 uint32_t gt_hostmem_count(void);
 

@@ -269,6 +269,12 @@ int gt_host_mem_tracking(void);
  * unregistered (unknown starts are ignored). */
 void gt_host_mem_note(const void *start, uint64_t bytes, enum gt_host_mem kind);
 void gt_host_mem_forget(const void *start);
+/* A context ended: the page-locked and managed memory allocated or
+ * registered in it went with it, and its addresses may be handed out again
+ * as pageable memory. Every range is forgotten (the registry does not know
+ * contexts): copies from memory of the contexts left ask the driver once
+ * per page instead. */
+void gt_host_mem_context_ended(void);
 
 /* -------------------------------------------------------------- errnames.c */
 

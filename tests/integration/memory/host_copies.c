@@ -11,11 +11,14 @@
  *               driver about a pointer it never saw allocated)
  *   pageable    the registered memory again, after cuMemHostUnregister
  *   managed     cuMemAllocManaged
+ *   pageable    memory mapped where page-locked memory was that the end of
+ *               its context freed
  *
  * Usage: host_copies [bytes=65536] */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "app_util.h"
 #include "test_support.h"
@@ -48,7 +51,7 @@ int main(int argc, char **argv)
 {
     app_program = "host_copies";
     bytes = (size_t)app_arg(argc, argv, 1, "bytes", 65536, 1);
-    context_on_device0();
+    CUcontext ctx = context_on_device0();
     app_check(cuMemAlloc(&device_buf, bytes), "cuMemAlloc");
     check_buf = malloc(bytes);
     unsigned char *pageable = malloc(bytes), *registered = NULL;
@@ -86,6 +89,24 @@ int main(int argc, char **argv)
     app_check(cuMemFreeHost(host_alloc), "cuMemFreeHost");
     app_check(cuMemFreeHost(alloc_host), "cuMemFreeHost");
     app_check(cuMemFree(device_buf), "cuMemFree");
+
+    /* Page-locked memory the context's end frees, its addresses mapped
+     * again as pageable memory (where the system lets this program map
+     * them: it does on the emulated driver). */
+    void *doomed;
+    app_check(cuMemAllocHost(&doomed, bytes), "cuMemAllocHost");
+    app_check(cuCtxDestroy(ctx), "cuCtxDestroy");
+    void *again = mmap(doomed, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (again == doomed) {
+        context_on_device0();
+        app_check(cuMemAlloc(&device_buf, bytes), "cuMemAlloc");
+        round_trip(doomed, APP_PAGEABLE, 10, "pageable where a context's page-locked memory was");
+        app_check(cuMemFree(device_buf), "cuMemFree");
+        munmap(doomed, bytes);
+    } else if (again != MAP_FAILED) {
+        munmap(again, bytes);
+    }
     free(registered);
     free(pageable);
     free(check_buf);

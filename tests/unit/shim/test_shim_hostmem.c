@@ -94,6 +94,24 @@ static void test_remove_by_start(void **state)
     assert_int_equal(gt_hostmem_count(), 1);
 }
 
+/* A context's end: every range forgotten, the version moved (so that the
+ * driver's cached answers are asked again), and the registry usable after. */
+static void test_clear(void **state)
+{
+    (void)state;
+    assert_int_equal(gt_hostmem_add(0x10000, PAGE, GT_HOST_PINNED), 0);
+    assert_int_equal(gt_hostmem_add(0x20000, PAGE, GT_HOST_MANAGED), 0);
+    uint32_t before, after;
+    assert_int_equal(gt_hostmem_lookup(0x10010, &before), GT_HOST_PINNED);
+    gt_hostmem_clear();
+    assert_int_equal(gt_hostmem_count(), 0);
+    assert_int_equal(gt_hostmem_lookup(0x10010, &after), GT_HOST_NONE);
+    assert_int_not_equal(after, before);
+    assert_int_equal(kind_at(0x20010), GT_HOST_NONE);
+    assert_int_equal(gt_hostmem_add(0x10000, PAGE, GT_HOST_MANAGED), 0);
+    assert_int_equal(kind_at(0x10010), GT_HOST_MANAGED);
+}
+
 #define MANY 20000u
 
 static void test_many_ranges(void **state)
@@ -202,6 +220,7 @@ int main(void)
         cmocka_unit_test_setup(test_bounds, reset),
         cmocka_unit_test_setup(test_overlap_replaces, reset),
         cmocka_unit_test_setup(test_remove_by_start, reset),
+        cmocka_unit_test_setup(test_clear, reset),
         cmocka_unit_test_setup(test_many_ranges, reset),
         cmocka_unit_test_setup(test_threads, reset),
     };
