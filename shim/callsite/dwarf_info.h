@@ -1,9 +1,10 @@
 /* A bounded reader of the DWARF debug information's entries (dwarf_info.c):
  * units of versions 2 to 5, 32- and 64-bit, as GCC, Clang and nvcc's host
  * compiler write them with -g; their abbreviations; the attributes that
- * name functions and say where code was inlined; and the strings,
- * addresses and address ranges those refer to in the other debug
- * sections. Every read stays within its section. */
+ * name functions, say where code was inlined and describe calls; a walk
+ * through a function's entries; and the strings, addresses and address
+ * ranges those refer to in the other debug sections. Every read stays
+ * within its section. */
 #ifndef GT_DWARF_INFO_H
 #define GT_DWARF_INFO_H
 
