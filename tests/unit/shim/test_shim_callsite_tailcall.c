@@ -3,6 +3,7 @@
  * -O2 -g in each DWARF variant the build has (GT_INLINE_VARIANTS: GCC's
  * DWARF 5 call sites, its DWARF 4 GNU call sites, 64-bit DWARF, Clang's
  * DWARF 5, which gives a tail call's own address). fixture_tail_entry
+ * (inline_fixture_caller.c, whose unit names its callee by a declaration)
  * calls fixture_tail, whose last statement, a call of fixture_glue, is a
  * jump: fixture_glue returns into fixture_tail_entry, and the missing
  * frame is fixture_tail's call of it. */
