@@ -15,7 +15,9 @@
  * function's own); a lookup then reads the entries of one function, and
  * only those of the scopes that hold its address. Reading moves forward
  * only, and an entry that cannot be read ends the lookup with what was
- * found. What is kept, per object, stays until the end of the run. */
+ * found. What is kept, per object, stays until the end of the run. The
+ * same index gives dwarf_tailcall.c the function holding an address and
+ * the definition a call names. */
 #include "dwarf_inline.h"
 
 #include "dwarf_info.h"
