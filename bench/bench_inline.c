@@ -1,11 +1,15 @@
-/* What reading inlined calls from the debug information costs the
- * draining thread when it names native call sites (dwarf_inline.c), on
- * objects given on the command line (built with -g):
+/* What reading inlined calls and tail calls from the debug information
+ * costs the draining thread when it names native call sites
+ * (dwarf_inline.c, dwarf_tailcall.c), on objects given on the command
+ * line (built with -g):
  *   the first lookup in the object: the units' headers read, and one
  *     unit's functions;
  *   one lookup in the middle of every function of the symbol table, the
  *     first time: every unit's functions read (the most a run can ask);
  *   the same lookups again, from what is kept;
+ *   a tail call looked up from the middle of every function, as from a
+ *     return address there (its function's entries read, and the
+ *     function its call there called, where there is one);
  *   the memory kept (malloc's count of bytes in use, before and after).
  * Medians of RUNS runs, each from nothing kept (the file's pages stay in
  * the page cache after the first). Rows of scripts/bench.sh's table.
@@ -17,6 +21,7 @@
 
 #include "bench_median.h"
 #include "dwarf_inline.h"
+#include "dwarf_tailcall.h"
 #include "elf_file.h"
 #include "modules.h"
 
@@ -40,6 +45,22 @@ static unsigned every_function(gt_elf *e)
     return found;
 }
 
+static int no_callee(const gt_inlined *callee, void *ctx)
+{
+    (void)callee, (void)ctx;
+    return 0;
+}
+
+/* Looks a tail call up from the middle of every function. */
+static void every_tail_call(gt_elf *e)
+{
+    for (size_t i = 0; i < e->nsyms; i++) {
+        uint64_t at;
+        gt_dwarf_tail_call(e, e->syms[i].addr + e->syms[i].size / 2 + 1, UINT64_MAX, no_callee,
+                           NULL, &at);
+    }
+}
+
 static int bench(const char *path)
 {
     gt_module m = {.path = path, .cls = GT_MODULE_USER};
@@ -49,7 +70,7 @@ static int bench(const char *path)
         return -1;
     }
     gt_inlined got[GT_DWARF_INLINE_MAX_DEPTH];
-    double first[RUNS], every[RUNS], after[RUNS];
+    double first[RUNS], every[RUNS], after[RUNS], tail[RUNS];
     size_t kept = 0;
     unsigned found = 0;
     for (int run = 0; run < RUNS; run++) {
@@ -62,9 +83,12 @@ static int bench(const char *path)
         every_function(&e);
         double t3 = now_ms();
         kept = mallinfo2().uordblks - before;
+        every_tail_call(&e);
+        double t4 = now_ms();
         first[run] = t1 - t0;
         every[run] = t2 - t1;
         after[run] = (t3 - t2) * 1e3 / (double)e.nsyms;
+        tail[run] = (t4 - t3) * 1e3 / (double)e.nsyms;
         gt_dwarf_inline_free(&e);
     }
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -76,6 +100,7 @@ static int bench(const char *path)
            "| |\n",
            what, found, bench_median(every, RUNS));
     printf("| %s: a lookup after | %.2f µs | |\n", what, bench_median(after, RUNS));
+    printf("| tail calls in %s: one looked up | %.2f µs | |\n", base, bench_median(tail, RUNS));
     printf("| %s: memory kept | %.2f MiB | |\n", what, (double)kept / 1048576.0);
     return 0;
 }

@@ -21,9 +21,9 @@
 #   and the Perfetto protobuf side by side from the same run: its time (and
 #   CPU time) and its bytes per record (bench_writers.c); gputrace report,
 #   diff and merge on reports of 100,000 rows made for the purpose
-#   (bench_tools.c); reading inlined calls from the debug information to
-#   name native call sites, on the CUDA C++ program of the call sites' tests
-#   and on GPUTRACE_BENCH_DEBUG_OBJECTS (bench_inline.c).
+#   (bench_tools.c); reading inlined calls and tail calls from the debug
+#   information to name native call sites, on the CUDA C++ program of the
+#   call sites' tests and on GPUTRACE_BENCH_DEBUG_OBJECTS (bench_inline.c).
 # Figures are medians of several runs; the heading gives the machine and
 # its load average (and the last line the load at the end), since other
 # work on the machine moves them.

@@ -36,7 +36,12 @@ enum {
     AT_STR_OFFSETS_BASE = 0x72,
     AT_ADDR_BASE = 0x73,
     AT_RNGLISTS_BASE = 0x74,
+    AT_CALL_RETURN_PC = 0x7d,
+    AT_CALL_ORIGIN = 0x7f,
+    AT_CALL_PC = 0x81,
+    AT_CALL_TAIL_CALL = 0x82,
     AT_MIPS_LINKAGE_NAME = 0x2007,
+    AT_GNU_TAIL_CALL = 0x2115,
 };
 
 /* Every form of DWARF 2 to 5 (§7.5.6), and GNU's. */
@@ -118,6 +123,15 @@ static int slot_of(uint64_t attr)
         return GT_DW_ADDR_BASE;
     case AT_RNGLISTS_BASE:
         return GT_DW_RNGLISTS_BASE;
+    case AT_CALL_RETURN_PC:
+        return GT_DW_CALL_RETURN_PC;
+    case AT_CALL_ORIGIN:
+        return GT_DW_CALL_ORIGIN;
+    case AT_CALL_PC:
+        return GT_DW_CALL_PC;
+    case AT_CALL_TAIL_CALL:
+    case AT_GNU_TAIL_CALL:
+        return GT_DW_CALL_TAIL;
     default:
         return -1;
     }
@@ -377,9 +391,8 @@ const char *gt_dwarf_string(const gt_elf *e, const gt_dwarf_unit *u, const gt_dw
     }
 }
 
-/* An address value (DW_FORM_addr, or an index into .debug_addr): 0, or -1. */
-static int address_of(const gt_elf *e, const gt_dwarf_unit *u, const gt_dwarf_value *v,
-                      uint64_t *out)
+int gt_dwarf_address(const gt_elf *e, const gt_dwarf_unit *u, const gt_dwarf_value *v,
+                     uint64_t *out)
 {
     if (v->form == F_ADDR) {
         *out = v->u;
@@ -413,18 +426,18 @@ static int rnglist(const gt_elf *e, const gt_dwarf_unit *u, uint64_t at, gt_dwar
             return 0;
         case 1: /* base_addressx */
             x.u = gt_dwarf_uleb(&r);
-            if (address_of(e, u, &x, &base) != 0) return 0;
+            if (gt_dwarf_address(e, u, &x, &base) != 0) return 0;
             break;
         case 2: /* startx_endx */
             x.u = gt_dwarf_uleb(&r);
             y.u = gt_dwarf_uleb(&r);
-            if (address_of(e, u, &x, &a) == 0 && address_of(e, u, &y, &b) == 0)
+            if (gt_dwarf_address(e, u, &x, &a) == 0 && gt_dwarf_address(e, u, &y, &b) == 0)
                 stop = emit(fn, ctx, a, b);
             break;
         case 3: /* startx_length */
             x.u = gt_dwarf_uleb(&r);
             b = gt_dwarf_uleb(&r);
-            if (address_of(e, u, &x, &a) == 0) stop = emit(fn, ctx, a, a + b);
+            if (gt_dwarf_address(e, u, &x, &a) == 0) stop = emit(fn, ctx, a, a + b);
             break;
         case 4: /* offset_pair */
             a = gt_dwarf_uleb(&r);
@@ -479,10 +492,10 @@ int gt_dwarf_ranges(const gt_elf *e, const gt_dwarf_unit *u, const gt_dwarf_entr
     if (gt_dwarf_has(d, GT_DW_LOW_PC) && gt_dwarf_has(d, GT_DW_HIGH_PC)) {
         uint64_t lo, hi;
         const gt_dwarf_value *h = &d->v[GT_DW_HIGH_PC];
-        if (address_of(e, u, &d->v[GT_DW_LOW_PC], &lo) != 0) return -1;
+        if (gt_dwarf_address(e, u, &d->v[GT_DW_LOW_PC], &lo) != 0) return -1;
         if (!is_address(h->form))
             hi = lo + h->u; /* a constant: the length */
-        else if (address_of(e, u, h, &hi) != 0)
+        else if (gt_dwarf_address(e, u, h, &hi) != 0)
             return -1;
         return emit(fn, ctx, lo, hi);
     }
@@ -546,7 +559,8 @@ int gt_dwarf_unit_read(const gt_elf *e, size_t at, gt_dwarf_unit *u, gt_dwarf_ab
         u->str_offsets_base = d->v[GT_DW_STR_OFFSETS_BASE].u;
     if (gt_dwarf_has(d, GT_DW_RNGLISTS_BASE)) u->rnglists_base = d->v[GT_DW_RNGLISTS_BASE].u;
     if (gt_dwarf_has(d, GT_DW_STMT_LIST)) u->lines = d->v[GT_DW_STMT_LIST].u;
-    if (gt_dwarf_has(d, GT_DW_LOW_PC) && address_of(e, u, &d->v[GT_DW_LOW_PC], &u->low_pc) != 0)
+    if (gt_dwarf_has(d, GT_DW_LOW_PC) &&
+        gt_dwarf_address(e, u, &d->v[GT_DW_LOW_PC], &u->low_pc) != 0)
         u->low_pc = 0;
     return 0;
 }
@@ -566,4 +580,38 @@ void gt_dwarf_unit_free(gt_dwarf_unit *u)
     free(u->abbrevs);
     u->abbrevs = NULL;
     u->nabbrevs = 0;
+}
+
+int gt_dwarf_walk_start(const gt_elf *e, const gt_dwarf_unit *u, size_t at, gt_dwarf_walk *w,
+                        gt_dwarf_entry *d)
+{
+    *w = (gt_dwarf_walk){{e->info + at, e->info + u->end, 0}, 0, 0, SIZE_MAX};
+    if (gt_dwarf_entry_read(e, u, &w->r, d) != 0 || !d->ab) return -1;
+    w->depth = (size_t)d->ab->children;
+    return 0;
+}
+
+int gt_dwarf_walk_next(const gt_elf *e, const gt_dwarf_unit *u, gt_dwarf_walk *w, gt_dwarf_entry *d,
+                       size_t *at)
+{
+    while (w->depth > w->floor && w->r.p < w->r.end) {
+        *at = (size_t)(w->r.p - e->info);
+        if (gt_dwarf_entry_read(e, u, &w->r, d) != 0) return 0;
+        if (!d->ab) {
+            if (--w->depth < w->passing) w->passing = SIZE_MAX;
+        } else if (w->depth >= w->passing) {
+            w->depth += (size_t)d->ab->children;
+        } else {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void gt_dwarf_walk_into(const gt_elf *e, const gt_dwarf_unit *u, gt_dwarf_walk *w,
+                        const gt_dwarf_entry *d, int into)
+{
+    if (!d->ab->children || (!into && gt_dwarf_to_sibling(e, u, &w->r, d))) return;
+    w->depth++;
+    if (!into) w->passing = w->depth;
 }

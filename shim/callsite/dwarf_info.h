@@ -1,9 +1,10 @@
 /* A bounded reader of the DWARF debug information's entries (dwarf_info.c):
  * units of versions 2 to 5, 32- and 64-bit, as GCC, Clang and nvcc's host
  * compiler write them with -g; their abbreviations; the attributes that
- * name functions and say where code was inlined; and the strings,
- * addresses and address ranges those refer to in the other debug
- * sections. Every read stays within its section. */
+ * name functions, say where code was inlined and describe calls; a walk
+ * through a function's entries; and the strings, addresses and address
+ * ranges those refer to in the other debug sections. Every read stays
+ * within its section. */
 #ifndef GT_DWARF_INFO_H
 #define GT_DWARF_INFO_H
 
@@ -20,6 +21,8 @@ enum {
     GT_DW_TAG_CATCH_BLOCK = 0x25,
     GT_DW_TAG_SUBPROGRAM = 0x2e,
     GT_DW_TAG_TRY_BLOCK = 0x32,
+    GT_DW_TAG_CALL_SITE = 0x48,
+    GT_DW_TAG_GNU_CALL_SITE = 0x4109, /* DWARF 4's extension: GCC's -gdwarf-4 */
 };
 
 /* An abbreviation: an entry's tag, and its attributes' forms. */
@@ -67,6 +70,10 @@ enum gt_dwarf_slot {
     GT_DW_STR_OFFSETS_BASE,
     GT_DW_ADDR_BASE,
     GT_DW_RNGLISTS_BASE,
+    GT_DW_CALL_ORIGIN,    /* DW_AT_call_origin (a GNU call site's is its abstract origin) */
+    GT_DW_CALL_RETURN_PC, /* DW_AT_call_return_pc (a GNU call site's is its low PC) */
+    GT_DW_CALL_PC,        /* DW_AT_call_pc: a tail call's own address (Clang writes it) */
+    GT_DW_CALL_TAIL,      /* DW_AT_call_tail_call, DW_AT_GNU_tail_call */
     GT_DW_SLOTS
 };
 
@@ -118,5 +125,35 @@ const char *gt_dwarf_string(const gt_elf *e, const gt_dwarf_unit *u, const gt_dw
 typedef int (*gt_dwarf_range_fn)(uint64_t lo, uint64_t hi, void *ctx);
 int gt_dwarf_ranges(const gt_elf *e, const gt_dwarf_unit *u, const gt_dwarf_entry *d,
                     gt_dwarf_range_fn fn, void *ctx);
+
+/* An address value (DW_FORM_addr, or an index into .debug_addr) into
+ * *out: 0, or -1. */
+int gt_dwarf_address(const gt_elf *e, const gt_dwarf_unit *u, const gt_dwarf_value *v,
+                     uint64_t *out);
+
+/* A walk through the entries below one, in order, that reads into the
+ * entries it is told to and passes over the others' children. */
+typedef struct gt_dwarf_walk {
+    gt_dwarf_reader r;
+    size_t depth;   /* of the next entry */
+    size_t floor;   /* the walk ends when depth comes down to it */
+    size_t passing; /* entries this deep or deeper are passed over */
+} gt_dwarf_walk;
+
+/* A walk below the entry at `at` (into d): 0, or -1 when it cannot be
+ * read. */
+int gt_dwarf_walk_start(const gt_elf *e, const gt_dwarf_unit *u, size_t at, gt_dwarf_walk *w,
+                        gt_dwarf_entry *d);
+
+/* The next entry not passed over, into d (its offset into *at): 1, or 0
+ * at the end or at an entry that cannot be read. */
+int gt_dwarf_walk_next(const gt_elf *e, const gt_dwarf_unit *u, gt_dwarf_walk *w, gt_dwarf_entry *d,
+                       size_t *at);
+
+/* After gt_dwarf_walk_next: the walk goes into the entry's children (1),
+ * or passes over them (0), by its sibling where it says, else by reading
+ * them. */
+void gt_dwarf_walk_into(const gt_elf *e, const gt_dwarf_unit *u, gt_dwarf_walk *w,
+                        const gt_dwarf_entry *d, int into);
 
 #endif

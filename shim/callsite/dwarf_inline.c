@@ -15,7 +15,9 @@
  * function's own); a lookup then reads the entries of one function, and
  * only those of the scopes that hold its address. Reading moves forward
  * only, and an entry that cannot be read ends the lookup with what was
- * found. What is kept, per object, stays until the end of the run. */
+ * found. What is kept, per object, stays until the end of the run. The
+ * same index gives dwarf_tailcall.c the function holding an address and
+ * the definition a call names. */
 #include "dwarf_inline.h"
 
 #include "dwarf_info.h"
@@ -144,55 +146,6 @@ static void build_index(gt_elf *e)
     if (ix->nspans) qsort(ix->spans, ix->nspans, sizeof *ix->spans, by_lo);
 }
 
-/* A walk through the entries below one, in order, that reads into the
- * entries it is told to and passes over the others' children. */
-typedef struct walk {
-    gt_dwarf_reader r;
-    size_t depth;   /* of the next entry */
-    size_t floor;   /* the walk ends when depth comes down to it */
-    size_t passing; /* entries this deep or deeper are passed over */
-} walk;
-
-/* A walk below the entry at `at` (into d): 0, or -1 when it cannot be
- * read. */
-static int walk_start(const gt_elf *e, const gt_dwarf_unit *u, size_t at, walk *w,
-                      gt_dwarf_entry *d)
-{
-    *w = (walk){{e->info + at, e->info + u->end, 0}, 0, 0, SIZE_MAX};
-    if (gt_dwarf_entry_read(e, u, &w->r, d) != 0 || !d->ab) return -1;
-    w->depth = (size_t)d->ab->children;
-    return 0;
-}
-
-/* The next entry not passed over, into d (its offset into *at): 1, or 0
- * at the end or at an entry that cannot be read. */
-static int walk_next(const gt_elf *e, const gt_dwarf_unit *u, walk *w, gt_dwarf_entry *d,
-                     size_t *at)
-{
-    while (w->depth > w->floor && w->r.p < w->r.end) {
-        *at = (size_t)(w->r.p - e->info);
-        if (gt_dwarf_entry_read(e, u, &w->r, d) != 0) return 0;
-        if (!d->ab) {
-            if (--w->depth < w->passing) w->passing = SIZE_MAX;
-        } else if (w->depth >= w->passing) {
-            w->depth += (size_t)d->ab->children;
-        } else {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* After walk_next: the walk goes into the entry's children (1), or passes
- * over them (0), by its sibling where it says, else by reading them. */
-static void walk_into(const gt_elf *e, const gt_dwarf_unit *u, walk *w, const gt_dwarf_entry *d,
-                      int into)
-{
-    if (!d->ab->children || (!into && gt_dwarf_to_sibling(e, u, &w->r, d))) return;
-    w->depth++;
-    if (!into) w->passing = w->depth;
-}
-
 /* The unit's abbreviations, read once: 0, or -1. */
 static int unit_abbrevs(const gt_elf *e, gt_inline_index *ix, unit *un)
 {
@@ -208,17 +161,17 @@ static void read_funcs(const gt_elf *e, gt_inline_index *ix, unit *un)
 {
     const gt_dwarf_unit *u = &un->dw;
     un->state = -1;
-    walk w;
+    gt_dwarf_walk w;
     gt_dwarf_entry d;
-    if (unit_abbrevs(e, ix, un) != 0 || walk_start(e, u, u->die, &w, &d) != 0) return;
+    if (unit_abbrevs(e, ix, un) != 0 || gt_dwarf_walk_start(e, u, u->die, &w, &d) != 0) return;
     spans_ctx c = {ix, &un->funcs, &un->nfuncs, 0, 0};
-    for (size_t at; walk_next(e, u, &w, &d, &at);) {
+    for (size_t at; gt_dwarf_walk_next(e, u, &w, &d, &at);) {
         int function = d.ab->tag == GT_DW_TAG_SUBPROGRAM;
         if (function) {
             c.at = at;
             gt_dwarf_ranges(e, u, &d, add_span, &c);
         }
-        walk_into(e, u, &w, &d, !function);
+        gt_dwarf_walk_into(e, u, &w, &d, !function);
     }
     if (un->nfuncs) qsort(un->funcs, un->nfuncs, sizeof *un->funcs, by_lo);
     un->state = 1;
@@ -247,11 +200,11 @@ static uint64_t value_or_0(const gt_dwarf_entry *d, enum gt_dwarf_slot slot)
 static unsigned calls_at(const gt_elf *e, const gt_dwarf_unit *u, size_t die, uint64_t addr,
                          call *calls)
 {
-    walk w;
+    gt_dwarf_walk w;
     gt_dwarf_entry d;
-    if (walk_start(e, u, die, &w, &d) != 0) return 0;
+    if (gt_dwarf_walk_start(e, u, die, &w, &d) != 0) return 0;
     unsigned n = 0;
-    for (size_t at; walk_next(e, u, &w, &d, &at);) {
+    for (size_t at; gt_dwarf_walk_next(e, u, &w, &d, &at);) {
         int inside = is_scope(d.ab->tag) ? holds(e, u, &d, addr) : 0;
         if (d.ab->tag == GT_DW_TAG_INLINED_SUBROUTINE && inside == 1) {
             if (n == NESTING_MAX) return 0;
@@ -262,7 +215,7 @@ static unsigned calls_at(const gt_elf *e, const gt_dwarf_unit *u, size_t die, ui
             w.floor = w.depth; /* past its entries, nothing else holds addr */
         }
         /* Into a scope that holds addr, or one that does not say. */
-        walk_into(e, u, &w, &d, inside != 0);
+        gt_dwarf_walk_into(e, u, &w, &d, inside != 0);
     }
     return n;
 }
@@ -309,26 +262,96 @@ static void name_call(const gt_elf *e, gt_inline_index *ix, gt_dwarf_value origi
     }
 }
 
-unsigned gt_dwarf_inlined(gt_elf *e, uint64_t addr, gt_inlined *out, unsigned max)
+/* The span of the function holding addr, and its unit (*un), whose
+ * functions are read; NULL when none. */
+static const span *function_span(gt_elf *e, uint64_t addr, unit **un)
 {
     if (!e->inlines_built) build_index(e);
     gt_inline_index *ix = e->inlines;
     const span *s = ix ? span_of(ix->spans, ix->nspans, addr) : NULL;
-    if (!s) return 0;
-    unit *un = &ix->units[s->at];
-    if (!un->state) read_funcs(e, ix, un);
-    const span *f = un->state > 0 ? span_of(un->funcs, un->nfuncs, addr) : NULL;
+    if (!s) return NULL;
+    *un = &ix->units[s->at];
+    if (!(*un)->state) read_funcs(e, ix, *un);
+    return (*un)->state > 0 ? span_of((*un)->funcs, (*un)->nfuncs, addr) : NULL;
+}
+
+unsigned gt_dwarf_inlined(gt_elf *e, uint64_t addr, gt_inlined *out, unsigned max)
+{
+    unit *un = NULL;
+    const span *f = function_span(e, addr, &un);
     if (!f) return 0;
     call calls[NESTING_MAX];
     unsigned n = calls_at(e, &un->dw, f->at, addr, calls), k;
     for (k = 0; k < n && k < max; k++) {
         const call *c = &calls[n - 1 - k];
-        name_call(e, ix, c->origin, &out[k]);
+        name_call(e, e->inlines, c->origin, &out[k]);
         out[k].call_file = c->file;
         out[k].call_line = c->line <= INT32_MAX ? (int)c->line : 0;
         out[k].lines = un->dw.lines;
     }
     return k;
+}
+
+const gt_dwarf_unit *gt_dwarf_function_at(gt_elf *e, uint64_t addr, size_t *die)
+{
+    unit *un = NULL;
+    const span *f = function_span(e, addr, &un);
+    if (!f) return NULL;
+    *die = f->at;
+    return &un->dw;
+}
+
+/* Whether entry `at` refers to `to` by its abstract origin or
+ * specification. */
+static int refers_to(const gt_elf *e, const gt_dwarf_unit *u, size_t at, uint64_t to)
+{
+    gt_dwarf_reader r = {e->info + at, e->info + u->end, 0};
+    gt_dwarf_entry d;
+    if (gt_dwarf_entry_read(e, u, &r, &d) != 0 || !d.ab) return 0;
+    const enum gt_dwarf_slot slots[] = {GT_DW_ABSTRACT_ORIGIN, GT_DW_SPECIFICATION};
+    for (unsigned i = 0; i < 2; i++)
+        if (gt_dwarf_has(&d, slots[i]) && gt_dwarf_is_ref(&d.v[slots[i]]) && d.v[slots[i]].u == to)
+            return 1;
+    return 0;
+}
+
+static int has_addresses(uint64_t lo, uint64_t hi, void *ctx)
+{
+    (void)lo, (void)hi, (void)ctx;
+    return 1;
+}
+
+const gt_dwarf_unit *gt_dwarf_definition(gt_elf *e, gt_dwarf_value ref, size_t *die)
+{
+    if (!e->inlines_built) build_index(e);
+    gt_inline_index *ix = e->inlines;
+    unit *un = ix && gt_dwarf_is_ref(&ref) ? unit_of(ix, ref.u) : NULL;
+    if (!un || unit_abbrevs(e, ix, un) != 0) return NULL;
+    const gt_dwarf_unit *u = &un->dw;
+    gt_dwarf_reader r = {e->info + ref.u, e->info + u->end, 0};
+    gt_dwarf_entry d;
+    if (gt_dwarf_entry_read(e, u, &r, &d) != 0 || !d.ab || d.ab->tag != GT_DW_TAG_SUBPROGRAM)
+        return NULL;
+    *die = (size_t)ref.u;
+    if (gt_dwarf_ranges(e, u, &d, has_addresses, NULL) == 1) return u;
+    /* A declaration, or an abstract function: its definition in its unit. */
+    if (!un->state) read_funcs(e, ix, un);
+    for (size_t i = 0; un->state > 0 && i < un->nfuncs; i++) {
+        if (refers_to(e, u, un->funcs[i].at, ref.u)) {
+            *die = un->funcs[i].at;
+            return u;
+        }
+    }
+    return NULL;
+}
+
+void gt_dwarf_names(gt_elf *e, gt_dwarf_value ref, gt_inlined *out)
+{
+    if (!e->inlines_built) build_index(e);
+    if (e->inlines)
+        name_call(e, e->inlines, ref, out);
+    else
+        out->name = out->linkage = "";
 }
 
 void gt_dwarf_inline_free(gt_elf *e)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dwarf_info.h"
 #include "elf_file.h"
 
 /* The debug information of at most this many bytes is read (a larger one
@@ -30,6 +31,21 @@ typedef struct gt_inlined {
  * debug information does not say. The first call in an object reads the
  * units' headers; the first in a unit, where its functions lie. */
 unsigned gt_dwarf_inlined(gt_elf *e, uint64_t addr, gt_inlined *out, unsigned max);
+
+/* The unit and the DW_TAG_subprogram entry (its offset into *die) of
+ * the function holding file address addr; NULL when the debug information
+ * does not say. */
+const gt_dwarf_unit *gt_dwarf_function_at(gt_elf *e, uint64_t addr, size_t *die);
+
+/* The function that reference `ref` names, as its entry with addresses
+ * (*die): the entry itself, or, for a declaration or an abstract
+ * function, the definition of its unit that refers to it; NULL when
+ * neither. */
+const gt_dwarf_unit *gt_dwarf_definition(gt_elf *e, gt_dwarf_value ref, size_t *die);
+
+/* The names of the function reference `ref` names ("" when not known),
+ * into out's name and linkage. */
+void gt_dwarf_names(gt_elf *e, gt_dwarf_value ref, gt_inlined *out);
 
 /* Frees what the lookups in e keep (e stays open: a later lookup starts
  * again). */

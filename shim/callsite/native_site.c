@@ -19,6 +19,13 @@
  * Without a line table the site is the function and the call's offset in
  * the object.
  *
+ * A function whose last statement launches may jump to the launch code
+ * (a tail call) and leave no frame: the first frame left is then its
+ * caller's, at the call of that function. Where the debug information
+ * describes the calls (dwarf_tailcall.c), the site is the tail call in
+ * the function called there, when it has exactly one that goes into the
+ * glue passed over.
+ *
  * The site's frame is then marked (unwind.h), so that later walks through
  * it stop there. */
 #include "native_site.h"
@@ -26,6 +33,7 @@
 #include "callsite_table.h"
 #include "dwarf_inline.h"
 #include "dwarf_line.h"
+#include "dwarf_tailcall.h"
 #include "elf_file.h"
 #include "intercept.h"
 #include "modules.h"
@@ -170,6 +178,42 @@ static void name_place(const place *p, gt_site *out)
     }
 }
 
+/* What a tail call must lead to: glue, or the frame passed over last. */
+typedef struct leads_ctx {
+    const char *stub, *inner;
+} leads_ctx;
+
+static int leads_inside(const gt_inlined *callee, void *ctx)
+{
+    leads_ctx *c = ctx;
+    const char *names[] = {callee->linkage, callee->name};
+    for (unsigned i = 0; c->inner && i < 2; i++)
+        if (names[i][0] && strcmp(names[i], c->inner) == 0) return 1;
+    return glue(names, 2, &c->stub);
+}
+
+/* When the site frame's call was to a function that tail-called the glue
+ * passed over (inner: the frame inside, 0 when none), the site moves to
+ * that tail call. */
+static void through_tail_call(place *p, uintptr_t inner, const char *stub)
+{
+    if (!p->m || !p->e || p->e->state <= 0) return;
+    leads_ctx c = {stub, NULL};
+    uint64_t in = UINT64_MAX;
+    if (inner) {
+        const gt_module *m;
+        gt_elf *e;
+        const gt_elf_sym *sym = symbol_of(inner, &m, &e);
+        if (sym) c.inner = sym->name;
+        if (m == p->m) in = inner - 1 - m->bias;
+    }
+    uint64_t at;
+    if (gt_dwarf_tail_call(p->e, p->pc - p->m->bias, in, leads_inside, &c, &at) != 1) return;
+    /* A place's code is at the byte before its pc, as a return address's. */
+    p->pc = (uintptr_t)at + 1 + p->m->bias;
+    p->sym = gt_elf_function(p->e, at);
+}
+
 void gt_native_site(const gt_stack *s, gt_site *out)
 {
     memset(out, 0, sizeof *out);
@@ -183,6 +227,7 @@ void gt_native_site(const gt_stack *s, gt_site *out)
         p.sym = symbol_of(p.pc, &p.m, &p.e);
         if (p.m && p.m->cls != GT_MODULE_USER) continue;
         if (p.sym && glue(&p.sym->name, 1, &stub)) continue;
+        through_tail_call(&p, i ? s->pc[i - 1] : 0, stub);
         p.ninl = p.e && p.e->state > 0
                      ? gt_dwarf_inlined(p.e, p.pc - 1 - p.m->bias, inl, GT_DWARF_INLINE_MAX_DEPTH)
                      : 0;
@@ -191,7 +236,7 @@ void gt_native_site(const gt_stack *s, gt_site *out)
             if (!glue(names, 2, &stub)) break;
         }
         name_place(&p, out);
-        gt_unwind_mark_user(p.pc);
+        gt_unwind_mark_user(s->pc[i]);
         return;
     }
     /* Every frame glue: the outermost kept, at its return address. */

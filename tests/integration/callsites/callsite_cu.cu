@@ -72,12 +72,20 @@ __attribute__((noinline)) static void cu_second(float *x, int launches)
     check(cudaGetLastError(), "launch");
 }
 
+__attribute__((noinline)) static void cu_tail(float *x)
+{
+    /* SITE cu_tail: the call on the next line */
+    scale<<<N / BLOCK, BLOCK>>>(x, 3.0f, N);
+}
+
 int main(int argc, char **argv)
 {
     int launches = argc > 1 ? atoi(argv[1]) : 10;
     float *x = cu_alloc(), *y = cu_alloc_typed();
     cu_first(x, launches);
     cu_second(x, launches);
+    for (int i = 0; i < launches; i++)
+        cu_tail(x);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     check(cudaFree(x), "cudaFree");
     check(cudaFree(y), "cudaFree");

@@ -19,7 +19,9 @@ check_callsites.py --lib LIB --prog PROG --source SOURCE CASE
   nvcc     the CUDA C++ program (nvcc -cudart shared, <<<...>>>), built
            at -O2 or -O0: each launch and allocation at its own line and
            function, past nvcc's launch code and cuda_runtime.h's typed
-           cudaMalloc (inlined at -O2) and into the user's inlined helper;
+           cudaMalloc (inlined at -O2), into the user's inlined helper and
+           through a launch that is its function's last statement (a tail
+           call);
            the kernel's declaration line and the CUDA headers name no site
   tools    `gputrace report` writes the call sites as the run did (JSON,
            the summary's section, the leaks' sites, in JSON and in the
@@ -270,8 +272,10 @@ def check_nvcc(args, lines, tmp):
     """At -O2 nvcc's launch code (the host function named as the kernel,
     whose line is the kernel's declaration) and cuda_runtime.h's typed
     cudaMalloc are inlined into the functions that call them: each site is
-    still the line that launched or allocated, and a launch inside the
-    user's own inlined helper is the helper's line."""
+    still the line that launched or allocated, a launch inside the user's
+    own inlined helper is the helper's line, and a launch that is its
+    function's last statement (a tail call at -O2, which leaves that
+    function no frame) is that function's line, not its caller's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTRACE_")}
     env.update(LD_PRELOAD=args.lib, GPUTRACE_OUTPUT=os.path.join(tmp, "r"),
                GPUTRACE_FORMAT="json", GPUTRACE_VERBOSITY="none",
@@ -289,7 +293,8 @@ def check_nvcc(args, lines, tmp):
     kernel = range(first, next(n for n in range(first, len(text) + 1) if text[n - 1] == "}") + 1)
     # function as the report names it -> (the SITE mark, calls or allocations)
     want = {"kernel": {"cu_first(float*, int)": ("cu_first", 10),
-                       "cu_second(float*, int)": ("cu_second", 20), "cu_helper": ("cu_helper", 10)},
+                       "cu_second(float*, int)": ("cu_second", 20), "cu_helper": ("cu_helper", 10),
+                       "cu_tail(float*)": ("cu_tail", 10)},
             "alloc": {"cu_alloc()": ("cu_alloc", 1), "cu_alloc_typed()": ("cu_alloc_typed", 1)}}
     for kind, sites in want.items():
         got = {r["site"]["function"]: r for r in data["callsites"] if r["kind"] == kind}

@@ -1,10 +1,14 @@
 /* Inlined calls for test_shim_callsite_inline.c, built as a shared object
  * at -O2 -g in each DWARF variant the compilers write: fixture_entry calls
- * back from code inlined two deep, one deep, and its own. The tests find
- * each call's line by its MARK comment. */
+ * back from code inlined two deep, one deep, and its own. A tail call for
+ * test_shim_callsite_tailcall.c: fixture_tail_entry (in another unit,
+ * inline_fixture_caller.c) calls fixture_tail, which jumps to
+ * fixture_glue. The tests find each call's line by its MARK comment. */
 typedef void (*fixture_cb)(void);
 
 void fixture_entry(fixture_cb cb);
+void fixture_glue(fixture_cb cb);
+void fixture_tail(fixture_cb cb);
 
 /* A store after each call keeps it from being a tail call, whose return
  * address would not be here. */
@@ -42,4 +46,21 @@ __attribute__((noinline)) void fixture_entry(fixture_cb cb)
     fixture_outer(cb); /* MARK entry_calls_outer */
     cb();              /* MARK entry_call */
     fixture_after++;
+}
+
+/* fixture_glue's return address: in fixture_tail_entry, since
+ * fixture_tail's call of it, its last statement, is a jump at -O2. */
+void *volatile fixture_return;
+
+__attribute__((noinline)) void fixture_glue(fixture_cb cb)
+{
+    fixture_return = __builtin_return_address(0);
+    cb();
+    fixture_after++;
+}
+
+__attribute__((noinline)) void fixture_tail(fixture_cb cb)
+{
+    fixture_after++;
+    fixture_glue(cb); /* MARK tail_call */
 }

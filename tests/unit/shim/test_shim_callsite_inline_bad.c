@@ -1,4 +1,5 @@
-/* Malformed debug information (shim/callsite/dwarf_inline.c): lookups in
+/* Malformed debug information (shim/callsite/dwarf_inline.c,
+ * dwarf_tailcall.c): lookups of inlined calls and of tail calls in
  * inline_fixture.c's objects whose debug sections are cut short at every
  * length, and corrupted a few bytes at a time (a seeded random sequence),
  * never read outside the sections, loop or crash: each section is a heap
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "dwarf_inline.h"
+#include "dwarf_tailcall.h"
 #include "inline_fixtures.h"
 
 #define ROUNDS 1500u
@@ -33,8 +35,10 @@ enum { INFO, ABBREV, RANGES, RNGLISTS, ADDR, STR_OFFSETS, STR, LINE_STR, NSECTIO
 typedef struct bench {
     fixture f;
     section s[NSECTIONS];
-    uint64_t lo, hi; /* fixture_entry's addresses, and some either side */
-    unsigned found;  /* calls found in the untouched sections, over all addresses */
+    uint64_t lo, hi;           /* fixture_entry's addresses, and some either side */
+    uint64_t tail_lo, tail_hi; /* fixture_tail_entry's, likewise */
+    uint64_t inner;            /* fixture_glue's call back, which fixture_tail jumps to */
+    unsigned found;            /* calls found in the untouched sections, over all addresses */
 } bench;
 
 static uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -58,10 +62,33 @@ static int in_sections(const bench *b, const char *p)
     return 0;
 }
 
+/* A tail call's callee: its names lie in the sections or are empty; the
+ * fixture's glue is the one accepted. */
+static int glue_callee(const gt_inlined *callee, void *ctx)
+{
+    const bench *b = ctx;
+    if (!in_sections(b, callee->name)) assert_int_equal(callee->name[0], 0);
+    if (!in_sections(b, callee->linkage)) assert_int_equal(callee->linkage[0], 0);
+    return strcmp(callee->name, "fixture_glue") == 0;
+}
+
+/* Tail calls looked up from each address about fixture_tail_entry, with
+ * the frame inside and without: how many were found. */
+static unsigned tail_lookups(bench *b)
+{
+    unsigned total = 0;
+    for (uint64_t ret = b->tail_lo; ret < b->tail_hi; ret++) {
+        uint64_t at;
+        total += (unsigned)gt_dwarf_tail_call(&b->f.e, ret, b->inner, glue_callee, b, &at);
+        total += (unsigned)gt_dwarf_tail_call(&b->f.e, ret, UINT64_MAX, glue_callee, b, &at);
+    }
+    return total;
+}
+
 /* Every address looked up; the calls found, counted. */
 static unsigned lookups(bench *b)
 {
-    unsigned total = 0;
+    unsigned total = tail_lookups(b);
     gt_inlined got[MAX];
     for (uint64_t addr = b->lo; addr < b->hi; addr++) {
         unsigned n = gt_dwarf_inlined(&b->f.e, addr, got, MAX);
@@ -117,12 +144,19 @@ static int bench_open(bench *b, const char *variant)
         memcpy(s->copy, *s->bytes, s->size);
         *s->bytes = s->copy;
     }
-    for (size_t i = 0; i < e->nsyms; i++)
-        if (!strcmp(e->syms[i].name, "fixture_entry")) {
-            b->lo = e->syms[i].addr - 16;
-            b->hi = e->syms[i].addr + e->syms[i].size + 16;
+    for (size_t i = 0; i < e->nsyms; i++) {
+        const gt_elf_sym *sym = &e->syms[i];
+        if (!strcmp(sym->name, "fixture_entry")) {
+            b->lo = sym->addr - 16;
+            b->hi = sym->addr + sym->size + 16;
+        } else if (!strcmp(sym->name, "fixture_tail_entry")) {
+            b->tail_lo = sym->addr - 16;
+            b->tail_hi = sym->addr + sym->size + 16;
+        } else if (!strcmp(sym->name, "fixture_glue")) {
+            b->inner = sym->addr + 1;
         }
-    return b->hi ? 0 : -1;
+    }
+    return b->hi && b->tail_hi && b->inner ? 0 : -1;
 }
 
 static void bench_close(bench *b)
@@ -136,8 +170,11 @@ static void test_cut(void **state)
 {
     bench b;
     assert_int_equal(bench_open(&b, *state), 0);
+    /* The one tail call, from its return address, with and without the
+     * frame inside. */
+    assert_int_equal(tail_lookups(&b), 2);
     b.found = lookups(&b);
-    assert_true(b.found > 0);
+    assert_true(b.found > 2);
     for (unsigned i = 0; i < NSECTIONS; i++) {
         const section *s = &b.s[i];
         if (!s->copy) continue;
