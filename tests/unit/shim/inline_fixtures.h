@@ -60,4 +60,18 @@ static inline int fixture_line(const char *name)
     return line;
 }
 
+/* Runs `test` once per fixture variant (GT_INLINE_VARIANTS), each a test
+ * of group `group` named by its variant, which it gets as its state. The
+ * including file has included cmocka.h. */
+static inline int run_per_variant(const char *group, CMUnitTestFunction test)
+{
+    static char variants[] = GT_INLINE_VARIANTS;
+    struct CMUnitTest tests[8];
+    size_t n = 0;
+    for (char *save = NULL, *v = strtok_r(variants, " ", &save); v && n < 8;
+         v = strtok_r(NULL, " ", &save))
+        tests[n++] = (struct CMUnitTest){.name = v, .test_func = test, .initial_state = v};
+    return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+}
+
 #endif

@@ -100,11 +100,5 @@ static void test_variant(void **state)
 
 int main(void)
 {
-    static char variants[] = GT_INLINE_VARIANTS;
-    struct CMUnitTest tests[8];
-    size_t n = 0;
-    for (char *save = NULL, *v = strtok_r(variants, " ", &save); v && n < 8;
-         v = strtok_r(NULL, " ", &save))
-        tests[n++] = (struct CMUnitTest){.name = v, .test_func = test_variant, .initial_state = v};
-    return _cmocka_run_group_tests("inline", tests, n, NULL, NULL);
+    return run_per_variant("inline", test_variant);
 }
