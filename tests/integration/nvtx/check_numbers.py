@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The numbers NVTX carries (nvtx_numbers.c) under libgputrace.so: payload
+"""The numbers NVTX carries (nvtx_numbers_prog.c) under libgputrace.so: payload
 totals and rates per GPU second from the emulator's configured kernel time,
 extended payload fields with their units, counters in the report and as
 counter tracks of both timelines, heaps and regions, memory per range; the
