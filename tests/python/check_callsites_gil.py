@@ -37,9 +37,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from check_callsites_py import SKIP, emu_env, marks  # noqa: E402
-from pythons import interpreters  # noqa: E402
-from verdict import check, failures, report  # noqa: E402
+from check_callsites_py import emu_env, marks  # noqa: E402
+from pythons import check_each  # noqa: E402
+from verdict import check  # noqa: E402
 
 PROGS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs")
 PROGRAM = os.path.join(PROGS, "callsites_gil.py")
@@ -96,17 +96,8 @@ def main():
     ap.add_argument("--emu-lib", required=True)
     ap.add_argument("--native", required=True)
     a = ap.parse_args()
-    found, why = interpreters(a.version, a.debian)
-    if not found:
-        print(f"SKIP: {why}")
-        return SKIP
-    for interp in found:
-        before = len(failures)
-        for mode in ("auto", "all"):
-            run(a, interp, mode)
-        if len(failures) == before:
-            print(f"ok: {interp.describe()}")
-    return report()
+    return check_each(a.version, a.debian,
+                      lambda interp: [run(a, interp, mode) for mode in ("auto", "all")])
 
 
 if __name__ == "__main__":

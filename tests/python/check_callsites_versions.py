@@ -30,10 +30,9 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from check_callsites_py import PROGS, at, emu_env, marks  # noqa: E402
-from pythons import interpreters  # noqa: E402
-from verdict import check, failures, report  # noqa: E402
+from pythons import check_each  # noqa: E402
+from verdict import check  # noqa: E402
 
-SKIP = 77
 PROGRAM = os.path.join(PROGS, "callsites_ctypes.py")
 HELPER = os.path.join(PROGS, "callsites_ctypes_helper.py")
 N = 1 << 12
@@ -124,17 +123,8 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--emu-lib", required=True)
     a = ap.parse_args()
-    found, why = interpreters(a.version, a.debian)
-    if not found:
-        print(f"SKIP: {why}")
-        return SKIP
     want = expected()
-    for interp in found:
-        before = len(failures)
-        check_run(interp, a, want)
-        if len(failures) == before:
-            print(f"ok: {interp.describe()}")
-    return report()
+    return check_each(a.version, a.debian, lambda interp: check_run(interp, a, want))
 
 
 if __name__ == "__main__":

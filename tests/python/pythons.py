@@ -129,3 +129,20 @@ def interpreters(version, debian_dir):
     return [], (f"no CPython {version} here: {why or NOT_GOT}, and none is installed "
                 f"(python{version} in /usr/bin, /usr/local/bin, on PATH, under pyenv's root, "
                 "in GPUTRACE_TEST_PYTHONS)")
+
+
+def check_each(version, debian_dir, check_one):
+    """Runs check_one(interpreter) on every interpreter of the version
+    found, printing "ok: ..." for each that added no failure (verdict.py);
+    the exit status: 77 (skipped, with the reason) when there is none."""
+    from verdict import failures, report
+    found, why = interpreters(version, debian_dir)
+    if not found:
+        print(f"SKIP: {why}")
+        return 77
+    for interp in found:
+        before = len(failures)
+        check_one(interp)
+        if len(failures) == before:
+            print(f"ok: {interp.describe()}")
+    return report()
