@@ -27,6 +27,7 @@
  * to the outer one. */
 #include "python_gil.h"
 
+#include "elf_dynamic.h"
 #include "intercept.h"
 #include "python_walk.h"
 
@@ -116,62 +117,13 @@ static int seen_before(uintptr_t base)
 }
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 
-typedef struct dynamic {
-    const ElfW(Sym) * symbols;
-    const char *strings;
-    size_t strings_size;
-    const ElfW(Rela) * tables[2];
-    size_t table_bytes[2];
-} dynamic;
-
-static uintptr_t address(const struct dl_phdr_info *info, ElfW(Addr) value)
+/* The object's dynamic section, NULL when it has none. */
+static const ElfW(Dyn) * dynamic_of(const struct dl_phdr_info *info)
 {
-    /* The loader turns these entries into addresses on most targets; an
-     * entry left as an offset is below the object's base. */
-    return value < info->dlpi_addr ? info->dlpi_addr + value : value;
-}
-
-static int read_dynamic(const struct dl_phdr_info *info, dynamic *d)
-{
-    memset(d, 0, sizeof *d);
-    const ElfW(Dyn) *dyn = NULL;
     for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    if (!dyn) return -1;
-    int rela_plt = 1;
-    for (; dyn->d_tag != DT_NULL; dyn++) {
-        switch (dyn->d_tag) {
-        case DT_SYMTAB:
-            d->symbols = (const ElfW(Sym) *)address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_STRTAB:
-            d->strings = (const char *)address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_STRSZ:
-            d->strings_size = dyn->d_un.d_val;
-            break;
-        case DT_JMPREL:
-            d->tables[0] = (const ElfW(Rela) *)address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_PLTRELSZ:
-            d->table_bytes[0] = dyn->d_un.d_val;
-            break;
-        case DT_RELA:
-            d->tables[1] = (const ElfW(Rela) *)address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_RELASZ:
-            d->table_bytes[1] = dyn->d_un.d_val;
-            break;
-        case DT_PLTREL:
-            rela_plt = dyn->d_un.d_val == DT_RELA;
-            break;
-        default:
-            break;
-        }
-    }
-    if (!rela_plt) d->tables[0] = NULL;
-    return d->symbols && d->strings ? 0 : -1;
+            return (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    return NULL;
 }
 
 /* Whether the word at addr lies in the part of the object the loader made
@@ -205,19 +157,23 @@ static int route_object(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
-    dynamic d;
-    if (info->dlpi_addr == own_base || seen_before(info->dlpi_addr) || read_dynamic(info, &d) != 0)
-        return 0;
+    const ElfW(Dyn) *ld = dynamic_of(info);
+    if (info->dlpi_addr == own_base || seen_before(info->dlpi_addr) || !ld) return 0;
+    gt_elf_dynamic d;
+    gt_elf_dynamic_read(ld, info->dlpi_addr, &d);
+    if (!d.syms || !d.strs) return 0;
+    const ElfW(Rela) * tables[2] = {d.plt_relocs, d.relocs};
+    size_t bytes[2] = {d.plt_relocs_bytes, d.relocs_bytes};
     for (int t = 0; t < 2; t++) {
-        if (!d.tables[t]) continue;
-        size_t n = d.table_bytes[t] / sizeof(ElfW(Rela));
+        if (!tables[t]) continue;
+        size_t n = bytes[t] / sizeof(ElfW(Rela));
         for (size_t i = 0; i < n; i++) {
-            const ElfW(Rela) *r = &d.tables[t][i];
+            const ElfW(Rela) *r = &tables[t][i];
             unsigned long type = ELF64_R_TYPE(r->r_info);
             if (type != RELOC_JUMP_SLOT && type != RELOC_GLOB_DAT) continue;
-            const ElfW(Sym) *sym = &d.symbols[ELF64_R_SYM(r->r_info)];
-            if (sym->st_shndx != SHN_UNDEF || sym->st_name >= d.strings_size) continue;
-            const char *name = d.strings + sym->st_name;
+            const ElfW(Sym) *sym = &d.syms[ELF64_R_SYM(r->r_info)];
+            if (sym->st_shndx != SHN_UNDEF || sym->st_name >= d.strs_size) continue;
+            const char *name = d.strs + sym->st_name;
             uintptr_t to;
             if (strcmp(name, "PyEval_SaveThread") == 0)
                 to = (uintptr_t)save_thread;

@@ -9,6 +9,7 @@
  * need that dlopen; this lookup needs only the link map (dladdr1). Nor
  * does it call the C library's string functions: the sanitizer intercepts
  * them, and its interceptors do not work yet at that point. */
+#include "elf_dynamic.h"
 #include "intercept.h"
 
 #include <dlfcn.h>
@@ -16,21 +17,6 @@
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* The object's dynamic-section pointers: relocated in place by the loader
- * on most architectures, left as offsets on those whose dynamic section is
- * read-only (RISC-V, MIPS). An offset is below the load address. */
-static const void *dyn_ptr(const struct link_map *map, ElfW(Addr) p)
-{
-    return (const void *)(p < map->l_addr ? p + map->l_addr : p);
-}
-
-typedef struct table {
-    const ElfW(Sym) * syms;
-    const char *strs;
-    const ElfW(Half) * versyms; /* NULL: the object has no symbol versions */
-    const ElfW(Verdef) * verdefs;
-} table;
 
 int gt_same_string(const char *a, const char *b)
 {
@@ -41,7 +27,7 @@ int gt_same_string(const char *a, const char *b)
 
 /* Whether symbol i is a definition of `name` under `version` (any version
  * when NULL). */
-static int defines(const table *t, uint32_t i, const char *name, const char *version)
+static int defines(const gt_elf_dynamic *t, uint32_t i, const char *name, const char *version)
 {
     const ElfW(Sym) *s = &t->syms[i];
     int type = ELF32_ST_TYPE(s->st_info), bind = ELF32_ST_BIND(s->st_info); /* the same for 64 */
@@ -79,7 +65,8 @@ static uint32_t sysv_hash(const char *s)
     return h;
 }
 
-static uint32_t find_gnu(const table *t, const uint32_t *gh, const char *name, const char *version)
+static uint32_t find_gnu(const gt_elf_dynamic *t, const uint32_t *gh, const char *name,
+                         const char *version)
 {
     uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_words = gh[2];
     if (!nbuckets) return 0;
@@ -94,7 +81,8 @@ static uint32_t find_gnu(const table *t, const uint32_t *gh, const char *name, c
     return 0;
 }
 
-static uint32_t find_sysv(const table *t, const uint32_t *hh, const char *name, const char *version)
+static uint32_t find_sysv(const gt_elf_dynamic *t, const uint32_t *hh, const char *name,
+                          const char *version)
 {
     uint32_t nbucket = hh[0];
     if (!nbucket) return 0;
@@ -107,34 +95,10 @@ static uint32_t find_sysv(const table *t, const uint32_t *hh, const char *name, 
 void *gt_elf_symbol(const struct link_map *map, const char *name, const char *version)
 {
     if (!map || !map->l_ld || !name) return NULL;
-    table t = {0};
-    const uint32_t *gnu = NULL, *sysv = NULL;
-    for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
-        switch (d->d_tag) {
-        case DT_SYMTAB:
-            t.syms = dyn_ptr(map, d->d_un.d_ptr);
-            break;
-        case DT_STRTAB:
-            t.strs = dyn_ptr(map, d->d_un.d_ptr);
-            break;
-        case DT_VERSYM:
-            t.versyms = dyn_ptr(map, d->d_un.d_ptr);
-            break;
-        case DT_VERDEF:
-            t.verdefs = dyn_ptr(map, d->d_un.d_ptr);
-            break;
-        case DT_GNU_HASH:
-            gnu = dyn_ptr(map, d->d_un.d_ptr);
-            break;
-        case DT_HASH:
-            sysv = dyn_ptr(map, d->d_un.d_ptr);
-            break;
-        default:
-            break;
-        }
-    }
+    gt_elf_dynamic t;
+    gt_elf_dynamic_read(map->l_ld, map->l_addr, &t);
     if (!t.syms || !t.strs) return NULL;
-    uint32_t i = gnu ? find_gnu(&t, gnu, name, version) : 0;
-    if (!i && sysv) i = find_sysv(&t, sysv, name, version);
+    uint32_t i = t.gnu_hash ? find_gnu(&t, t.gnu_hash, name, version) : 0;
+    if (!i && t.sysv_hash) i = find_sysv(&t, t.sysv_hash, name, version);
     return i ? (void *)(map->l_addr + t.syms[i].st_value) : NULL;
 }
