@@ -16,33 +16,10 @@
 #include "nvtx_table.h"
 #include "report.h"
 #include "report_events.h"
+#include "report_fixture.h"
 #include "settings.h"
 #include "strtab.h"
 #include "table.h"
-
-static gt_strtab *names;
-static gt_report *r;
-
-static int setup(void **unused)
-{
-    (void)unused;
-    names = gt_strtab_create();
-    r = gt_report_create(NULL, names);
-    return r ? 0 : -1;
-}
-
-static int teardown(void **unused)
-{
-    (void)unused;
-    gt_report_destroy(r);
-    gt_strtab_destroy(names);
-    return 0;
-}
-
-static void add(gt_event ev)
-{
-    gt_report_add(r, &ev);
-}
 
 static void push(uint32_t tid, uint64_t t, uint32_t domain, const char *name)
 {
@@ -432,7 +409,7 @@ static void overlapping_ranges(void)
     pop(1, 800, 0);
     pop(1, 900, 0);
     pop(1, 1000, 0);
-    push(1, 2000, 0, "app"); /* 2000..3000 */
+    push(1, 2000, 0, "app");   /* 2000..3000 */
     push(1, 2500, lib, "lib"); /* 2500..6000: outlives app */
     pop(1, 3000, 0);
     pop(1, 6000, lib);
@@ -485,8 +462,7 @@ static unsigned check_shares(enum gt_verbosity v)
     const char *line = strstr(text, "\nnvtx: ");
     assert_non_null(line);
     unsigned rows = 0;
-    for (line = strchr(line + 1, '\n') + 1; *line && *line != '\n';
-         line = strchr(line, '\n') + 1) {
+    for (line = strchr(line + 1, '\n') + 1; *line && *line != '\n'; line = strchr(line, '\n') + 1) {
         double share;
         char percent;
         if (sscanf(line, " %lf%c", &share, &percent) != 2 || percent != '%') continue;

@@ -20,32 +20,9 @@
 #include "nvtx_table.h"
 #include "report.h"
 #include "report_events.h"
+#include "report_fixture.h"
 #include "strtab.h"
 #include "table.h"
-
-static gt_strtab *names;
-static gt_report *r;
-
-static int setup(void **unused)
-{
-    (void)unused;
-    names = gt_strtab_create();
-    r = gt_report_create(NULL, names);
-    return r ? 0 : -1;
-}
-
-static int teardown(void **unused)
-{
-    (void)unused;
-    gt_report_destroy(r);
-    gt_strtab_destroy(names);
-    return 0;
-}
-
-static void add(gt_event ev)
-{
-    gt_report_add(r, &ev);
-}
 
 static uint64_t f64(double d)
 {
