@@ -18,7 +18,8 @@ void gt_python_gil_watch(void);
 int gt_python_released(uint32_t *id);
 
 /* The calling thread released the GIL without a routed call: objects
- * loaded since the last look are looked at, for the next calls. */
+ * loaded since the last look are looked at, for the next calls (at the
+ * thread's first such call, then at one in 64). */
 void gt_python_release_unseen(void);
 
 /* In a forked child: a look at the objects another thread of the parent
